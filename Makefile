@@ -1,0 +1,38 @@
+# PoiKit — the user's entry point. `make demo` and `make test` are the two commands in README.md.
+SHELL := /bin/bash
+SWIFT ?= swift
+RELEASE_BIN = .build/release/poi
+
+.PHONY: setup db-start db-stop build build-debug test demo clean help
+
+help:
+	@echo "make demo    set up, build, and run the main job on Samples/ against the embedded server"
+	@echo "make test    set up and run every test against a live server"
+	@echo "make setup | build | db-start | db-stop | clean"
+
+setup:
+	@scripts/setup.sh
+
+db-start: setup
+	@scripts/db.sh start
+
+db-stop:
+	@scripts/db.sh stop
+
+build: setup
+	$(SWIFT) build -c release --product poi
+
+build-debug: setup
+	$(SWIFT) build --build-tests
+
+# The server starts only after the build, and is stopped even when the tests fail;
+# the exit status is the tests'.
+test: build-debug
+	@scripts/db.sh with $(SWIFT) test --skip-build
+
+demo: build
+	@scripts/db.sh with scripts/demo.sh $(RELEASE_BIN)
+
+clean:
+	-@scripts/db.sh stop
+	rm -rf .build .data out

@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+// PoiKit: batch tools (import, export, thumbnails) for a TourMyTown-style POI backend.
+// Module layout and the rules of who may depend on whom: ../shared/DESIGN.md §3.
+import PackageDescription
+
+let package = Package(
+    name: "PoiKit",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "poi", targets: ["poi"]),
+        .library(name: "PoiKit", targets: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // System libraries: module maps only, no code.
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg",
+                       providers: [.apt(["libjpeg-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng",
+                       providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CMongoC", pkgConfig: "libmongoc-1.0",
+                       providers: [.apt(["libmongoc-dev", "libbson-dev"])]),
+
+        // The only hand-written C: setjmp-guarded libjpeg/libpng calls.
+        .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG"],
+                cSettings: [.unsafeFlags(["-O2"])]),
+
+        .target(name: "PoiModel",
+                dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "PoiFormats", dependencies: ["PoiModel"]),
+        .target(name: "PoiImaging", dependencies: ["CCodecs"]),
+        .target(name: "PoiStore", dependencies: ["CMongoC", "PoiModel",
+                                                 .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore"]),
+        .executableTarget(name: "poi", dependencies: [
+            "PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
+        .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"]),
+        .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs"]),
+        .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "PoiModel", "CMongoC"]),
+        .testTarget(name: "PoiJobsTests", dependencies: ["PoiJobs", "PoiStore", "PoiModel"]),
+        // Runs the built `poi` binary end to end (exit codes, messages, --json).
+        .testTarget(name: "PoiCLITests", dependencies: ["poi"]),
+    ]
+)

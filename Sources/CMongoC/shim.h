@@ -1,0 +1,2 @@
+#include <mongoc/mongoc.h>
+#include <bson/bson.h>

@@ -1,0 +1,1 @@
+// PoiFormats: see README.md in this folder.

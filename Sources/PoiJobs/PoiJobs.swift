@@ -1,0 +1,1 @@
+// PoiJobs: see README.md in this folder.

@@ -1,0 +1,1 @@
+// PoiModel: see README.md in this folder.

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what PoiKit needs and nothing else; silent when everything is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBS=(libpng-dev libjpeg-dev libmongoc-dev libbson-dev pkg-config python3-venv)
+missing=()
+for p in "${DEBS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  cmd="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    bash -c "$cmd" >/dev/null
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    echo "setup: installing Debian packages with sudo: ${missing[*]}"
+    sudo bash -c "$cmd" >/dev/null
+  else
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run this as root, then run make again:" >&2
+    echo "  $cmd" >&2
+    exit 2
+  fi
+fi
+
+PYTHON=${PYTHON:-python3}
+stamp=".venv/.installed-$(sha256sum scripts/requirements.txt | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  echo "setup: creating .venv (SecantusDB, Pillow)"
+  [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements.txt
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
