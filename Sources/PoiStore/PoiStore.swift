@@ -1,0 +1,1 @@
+// PoiStore: see README.md in this folder.
