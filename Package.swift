@@ -31,7 +31,7 @@ let package = Package(
                 dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "PoiFormats", dependencies: ["PoiModel"]),
         .target(name: "PoiImaging", dependencies: ["CCodecs"]),
-        .target(name: "PoiStore", dependencies: ["CMongoC", "PoiModel",
+        .target(name: "PoiStore", dependencies: ["CMongoC",
                                                  .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore"]),
         .executableTarget(name: "poi", dependencies: [
@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
         .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"]),
         .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs"]),
-        .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "PoiModel", "CMongoC"]),
+        .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "CMongoC"]),
         .testTarget(name: "PoiJobsTests", dependencies: ["PoiJobs", "PoiStore", "PoiModel"]),
         // Runs the built `poi` binary end to end (exit codes, messages, --json).
         .testTarget(name: "PoiCLITests", dependencies: ["poi"]),

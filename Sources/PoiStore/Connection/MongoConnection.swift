@@ -1,0 +1,117 @@
+import CMongoC
+
+/// Connection settings besides the URI. Defaults suit a nightly cron job: fail within seconds when
+/// the server is gone rather than hang, but give slow operations time to finish.
+public struct ConnectionOptions: Sendable {
+    public var serverSelectionTimeoutMS: Int32 = 10_000
+    public var connectTimeoutMS: Int32 = 10_000
+    public var socketTimeoutMS: Int32 = 300_000
+    public var maxPoolSize: Int32 = 16
+    public var appName = "poikit"
+    public init() {}
+}
+
+/// libmongoc must be initialised once per process before any other call. A lazily initialised
+/// global constant gives exactly that without mutable state. Its logging is switched off: every
+/// failure reaches us as a `bson_error_t` anyway, and its log lines could echo connection strings.
+private let libmongocReady: Void = {
+    mongoc_init()
+    mongoc_log_set_handler(nil, nil)
+}()
+
+/// A pool of libmongoc clients for one URI, safe to share between concurrent tasks.
+///
+/// `mongoc_client_pool_t` is thread-safe; a `mongoc_client_t` is not, so each call pops its own
+/// client, uses it on the calling thread and pushes it back (the pattern libmongoc documents).
+public final class MongoConnection: @unchecked Sendable {
+    private let pool: OpaquePointer
+    private let uri: OpaquePointer
+    public let redactor: Redactor
+    /// Hosts as "host:port[,host:port]" — what error messages name.
+    public let hosts: String
+    /// The default database named in the URI path, if any.
+    public let uriDatabase: String?
+
+    public var redactedURI: String { redactor.redactedURI }
+
+    public init(uri uriString: String, options: ConnectionOptions = ConnectionOptions()) throws(StoreError) {
+        _ = libmongocReady
+        var error = bson_error_t()
+        let preliminary = Redactor(uri: uriString)
+        guard let uri = mongoc_uri_new_with_error(uriString, &error) else {
+            throw .invalidURI(uri: preliminary.redactedURI, reason: preliminary.scrub(MongoErrorText.message(of: error)))
+        }
+        let password = mongoc_uri_get_password(uri).map { String(cString: $0) }
+        self.redactor = Redactor(uri: uriString, decodedPassword: password)
+        self.hosts = Self.hostList(uri)
+        self.uriDatabase = mongoc_uri_get_database(uri).map { String(cString: $0) }
+
+        // Options the user put in the URI win over our defaults.
+        func setDefault(_ name: String, _ value: Int32) {
+            if !mongoc_uri_has_option(uri, name) { mongoc_uri_set_option_as_int32(uri, name, value) }
+        }
+        setDefault(MONGOC_URI_SERVERSELECTIONTIMEOUTMS, options.serverSelectionTimeoutMS)
+        setDefault(MONGOC_URI_CONNECTTIMEOUTMS, options.connectTimeoutMS)
+        setDefault(MONGOC_URI_SOCKETTIMEOUTMS, options.socketTimeoutMS)
+        setDefault(MONGOC_URI_MAXPOOLSIZE, options.maxPoolSize)
+        if mongoc_uri_get_appname(uri) == nil { _ = mongoc_uri_set_appname(uri, options.appName) }
+
+        guard let pool = mongoc_client_pool_new(uri) else {
+            mongoc_uri_destroy(uri)
+            throw .invalidURI(uri: redactor.redactedURI, reason: "libmongoc refused the URI options")
+        }
+        mongoc_client_pool_set_error_api(pool, Int32(MONGOC_ERROR_API_VERSION_2))
+        self.uri = uri
+        self.pool = pool
+    }
+
+    deinit {
+        mongoc_client_pool_destroy(pool)
+        mongoc_uri_destroy(uri)
+    }
+
+    /// Runs `body` with a client popped from the pool (blocks while `maxPoolSize` are in use).
+    func withClient<R, E: Error>(_ body: (OpaquePointer) throws(E) -> R) throws(E) -> R {
+        let client = mongoc_client_pool_pop(pool)!
+        defer { mongoc_client_pool_push(pool, client) }
+        return try body(client)
+    }
+
+    /// Maps a libmongoc error (and the reply, when there is one) to a scrubbed `StoreError`.
+    func storeError(_ error: bson_error_t, reply: BSONDocument? = nil) -> StoreError {
+        MongoErrorText.storeError(error, reply: reply, hosts: hosts, redactor: redactor)
+    }
+
+    /// Runs a database command and returns the server's reply.
+    public func runCommand(_ command: BSONDocument, database: String) throws(StoreError) -> BSONDocument {
+        try withClient { (client) throws(StoreError) -> BSONDocument in
+            var error = bson_error_t()
+            let (ok, reply) = LibBSON.withPointer(command) { cmd in
+                LibBSON.withReply { reply in
+                    mongoc_client_command_simple(client, database, cmd, nil, reply, &error)
+                }
+            }
+            guard ok else { throw storeError(error, reply: reply) }
+            return reply
+        }
+    }
+
+    public func ping() throws(StoreError) {
+        _ = try runCommand(["ping": 1], database: "admin")
+    }
+
+    private static func hostList(_ uri: OpaquePointer) -> String {
+        var names: [String] = []
+        var node = mongoc_uri_get_hosts(uri)
+        while let host = node {
+            names.append(withUnsafeBytes(of: host.pointee.host_and_port) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            })
+            node = UnsafePointer(host.pointee.next)
+        }
+        if names.isEmpty, let service = mongoc_uri_get_srv_hostname(uri) {  // mongodb+srv://
+            names.append(String(cString: service))
+        }
+        return names.joined(separator: ",")
+    }
+}

@@ -1,0 +1,62 @@
+import CMongoC
+
+/// What the server says about itself, and what PoiKit found it can do (probed, never assumed).
+public struct ServerInfo: Sendable, Equatable {
+    public var version: String
+    public var maxWireVersion: Int
+    public var maxBsonObjectSize: Int
+    public var maxMessageSizeBytes: Int
+    public var maxWriteBatchSize: Int
+    public var replicaSetName: String?
+    public var isWritablePrimary: Bool
+}
+
+extension MongoConnection {
+    /// `buildInfo` + `hello`: version and the size limits bulk writes must respect.
+    public func serverInfo() throws(StoreError) -> ServerInfo {
+        let hello = try runCommand(["hello": 1], database: "admin")
+        let build = try runCommand(["buildInfo": 1], database: "admin")
+        return ServerInfo(
+            version: build["version"]?.stringValue ?? "unknown",
+            maxWireVersion: Int(hello["maxWireVersion"]?.int64Value ?? 0),
+            maxBsonObjectSize: Int(hello["maxBsonObjectSize"]?.int64Value ?? 16 * 1024 * 1024),
+            maxMessageSizeBytes: Int(hello["maxMessageSizeBytes"]?.int64Value ?? 48_000_000),
+            maxWriteBatchSize: Int(hello["maxWriteBatchSize"]?.int64Value ?? 100_000),
+            replicaSetName: hello["setName"]?.stringValue,
+            isWritablePrimary: hello["isWritablePrimary"]?.boolValue ?? hello["ismaster"]?.boolValue ?? false
+        )
+    }
+
+    /// Whether the server evaluates `$geoWithin` with `$box` (what the backend's bbox filter uses):
+    /// runs a real, read-only `find` with that filter on `collection`.
+    public func probeGeoWithin(database: String, collection: String = "locations") -> Capability {
+        let filter: BSONDocument = [
+            "location": .document(["$geoWithin": .document(["$box": [[0.0, 0.0], [1.0, 1.0]]])]),
+        ]
+        do {
+            _ = try runCommand(["find": .string(collection), "filter": .document(filter), "limit": 1], database: database)
+            return .supported
+        } catch {
+            return .unsupported(reason: error.description)
+        }
+    }
+}
+
+public enum Capability: Sendable, Equatable, CustomStringConvertible {
+    case supported
+    case unsupported(reason: String)
+
+    public var isSupported: Bool { self == .supported }
+    public var description: String {
+        switch self {
+        case .supported: return "yes"
+        case .unsupported(let reason): return "no (\(reason))"
+        }
+    }
+}
+
+/// Versions of the MongoDB C libraries this binary runs with (for `poi doctor`).
+public enum MongoLibraries {
+    public static var libmongoc: String { String(cString: mongoc_get_version()) }
+    public static var libbson: String { String(cString: bson_get_version()) }
+}

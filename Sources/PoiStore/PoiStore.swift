@@ -1,1 +1,0 @@
-// PoiStore: see README.md in this folder.

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+@Suite struct DoctorCommandTests {
+    @Test func unreachableServerExits3NamingHostAndPortWithoutThePassword() throws {
+        let port = FreePort.find()
+        let r = try PoiProcess.run(["doctor", "--uri", "mongodb://erin:Tr0ub4dor@127.0.0.1:\(port)/", "--server-timeout", "1"])
+        #expect(r.status == 3)
+        #expect(r.stderr.contains("poi: cannot reach MongoDB at 127.0.0.1:\(port): "))
+        #expect(r.stderr.contains("Check that the server is running and that --uri or MONGODB_URI points at it"))
+        #expect(r.stdout.contains("server mongodb://erin:****@127.0.0.1:\(port)/ (database MyDatabase)"))
+        #expect(!r.all.contains("Tr0ub4dor"))
+    }
+
+    @Test func reportsTheLiveServerAndItsCapabilities() throws {
+        guard let uri = PoiProcess.liveURI else {
+            print("SKIPPED reportsTheLiveServerAndItsCapabilities: MONGODB_URI is not set"); return
+        }
+        let uploads = FileManager.default.temporaryDirectory.appendingPathComponent("poi-doctor-\(getpid())")
+        try FileManager.default.createDirectory(at: uploads, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: uploads) }
+
+        let r = try PoiProcess.run(["doctor", "--json", "--uploads", uploads.path, "--db", "poikit_test_doctor"],
+                                   environment: ["MONGODB_URI": uri])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let server = object?["server"] as? [String: Any]
+        #expect((server?["version"] as? String)?.isEmpty == false)
+        #expect((server?["wireVersion"] as? Int ?? 0) >= 13)  // MongoDB 5.0+
+        #expect(server?["geoWithin"] as? String == "yes")
+        #expect(server?["gridFS"] as? String == "yes")
+        #expect((object?["uploads"] as? [String: Any])?["status"] as? String == "writable")
+        #expect((object?["libraries"] as? [String: String])?["libmongoc"]?.hasPrefix("1.") == true)
+        // The probe file is removed again.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).isEmpty)
+    }
+
+    @Test func readOnlyUploadsFolderExits3() throws {
+        guard let uri = PoiProcess.liveURI else { print("SKIPPED readOnlyUploadsFolderExits3: MONGODB_URI is not set"); return }
+        let r = try PoiProcess.run(["doctor", "--uploads", "/proc/poikit-nope/uploads"], environment: ["MONGODB_URI": uri])
+        #expect(r.status == 3)
+        #expect(r.stdout.contains("uploads /proc/poikit-nope/uploads: NOT writable (does not exist and /proc is not writable)"))
+    }
+
+    @Test func versionHelpAndUsageErrors() throws {
+        let version = try PoiProcess.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout == "0.1.0\n")
+
+        let help = try PoiProcess.run(["doctor", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("Examples:"))
+
+        let bad = try PoiProcess.run(["doctor", "--server-timeout", "-1"])
+        #expect(bad.status == 2)
+        let badURI = try PoiProcess.run(["doctor", "--uri", "mongodb://frank:sekrit@/"])
+        #expect(badURI.status == 2)
+        #expect(badURI.stderr.contains("invalid MongoDB URI mongodb://frank:****@/"))
+        #expect(!badURI.all.contains("sekrit"))
+    }
+}

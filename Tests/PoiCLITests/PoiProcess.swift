@@ -1,0 +1,69 @@
+import Foundation
+
+/// Runs the built `poi` binary (next to the test bundle, or $POI_BIN) and captures its output.
+struct PoiProcess {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var all: String { stdout + stderr }
+    }
+
+    static var binary: URL {
+        if let explicit = ProcessInfo.processInfo.environment["POI_BIN"] { return URL(fileURLWithPath: explicit) }
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        // .build/<triple>/debug/PoiKitPackageTests.xctest → .build/<triple>/debug/poi
+        return exe.deletingLastPathComponent().appendingPathComponent("poi")
+    }
+
+    /// The repository root (for Samples/ and .venv/).
+    static var repoRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
+                    currentDirectory: URL? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for key in removing { env.removeValue(forKey: key) }
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes concurrently with the process so a chatty child never blocks on a full pipe.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var outData = Data(), errData = Data()
+        group.enter(); DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.enter(); DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        process.waitUntilExit()
+        group.wait()
+        return Result(status: process.terminationStatus,
+                      stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    static var liveURI: String? {
+        let v = ProcessInfo.processInfo.environment["MONGODB_URI"] ?? ""
+        return v.isEmpty ? nil : v
+    }
+}
+
+enum FreePort {
+    static func find() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+}

@@ -1,0 +1,80 @@
+import Testing
+@testable import PoiStore
+
+@Suite struct BSONRoundTripTests {
+    /// One document holding every BSON type PoiKit writes.
+    static func everyType(id: ObjectId) -> BSONDocument {
+        [
+            "_id": .objectId(id),
+            "string": "Café ✓ 東京 🗺",
+            "double": 51.5007292,
+            "negativeZeroSafe": -0.5,
+            "int32": .int32(-2_147_483_648),
+            "int64": .int64(9_007_199_254_740_993),
+            "true": true,
+            "false": false,
+            "null": nil,
+            "categories": ["museum", "park"],
+            "location": .document(["type": "Point", "coordinates": [-0.1246254, 51.5007292]]),
+            "imageRef": .objectId(ObjectId(hex: "5f1d7a0c9b1e8a0012345678")!),
+            "created_at": .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_123)),
+            "binary": .binary(subtype: 0, data: [0, 1, 2, 254, 255]),
+        ]
+    }
+
+    @Test func encodingMatchesLibbson() throws {
+        // libbson parses our bytes and prints them back: proves the framing and every type code.
+        let doc: BSONDocument = ["a": 1, "b": "x", "c": [true, nil], "d": .int64(5)]
+        #expect(doc.description == #"{ "a" : 1, "b" : "x", "c" : [ true, null ], "d" : 5 }"#)
+    }
+
+    @Test func everyTypeRoundTripsThroughTheLiveServer() throws {
+        guard let connection = try LiveServer.connect() else { return }
+        let db = LiveServer.uniqueDatabase("bson")
+        defer { _ = try? connection.runCommand(["dropDatabase": 1], database: db) }
+
+        let id = ObjectId()
+        let original = Self.everyType(id: id)
+        let insert = try connection.runCommand(
+            ["insert": "roundtrip", "documents": [.document(original)]], database: db)
+        #expect(insert["n"]?.int64Value == 1)
+
+        let reply = try connection.runCommand(
+            ["find": "roundtrip", "filter": .document(["_id": .objectId(id)])], database: db)
+        let batch = reply["cursor"]?.documentValue?["firstBatch"]?.arrayValue ?? []
+        #expect(batch.count == 1)
+        let back = try #require(batch.first?.documentValue)
+
+        #expect(back.keys == original.keys)
+        #expect(back["_id"] == .objectId(id))
+        #expect(back["string"] == .string("Café ✓ 東京 🗺"))
+        #expect(back["double"] == .double(51.5007292))
+        #expect(back["negativeZeroSafe"] == .double(-0.5))
+        #expect(back["int32"] == .int32(-2_147_483_648))
+        #expect(back["int64"] == .int64(9_007_199_254_740_993))
+        #expect(back["true"] == .bool(true))
+        #expect(back["false"] == .bool(false))
+        #expect(back["null"] == .null)
+        #expect(back["categories"] == .array([.string("museum"), .string("park")]))
+        #expect(back["location"] == .document(["type": "Point", "coordinates": [-0.1246254, 51.5007292]]))
+        #expect(back["imageRef"]?.objectIdValue?.hex == "5f1d7a0c9b1e8a0012345678")
+        #expect(back["created_at"] == .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_123)))
+        #expect(back["binary"] == .binary(subtype: 0, data: [0, 1, 2, 254, 255]))
+        #expect(back == original)
+    }
+
+    @Test func objectIdHexRoundTrips() {
+        let id = ObjectId(hex: "5F1D7A0C9B1E8A0012345678")
+        #expect(id?.hex == "5f1d7a0c9b1e8a0012345678")
+        #expect(ObjectId(hex: "5f1d7a0c9b1e8a001234567") == nil)
+        #expect(ObjectId(hex: "5f1d7a0c9b1e8a001234567g") == nil)
+        #expect(ObjectId() != ObjectId())
+    }
+
+    @Test func extendedJSONIsParsedByLibbson() throws {
+        let doc = try LibBSON.parseExtendedJSON(#"{"a": {"$oid": "5f1d7a0c9b1e8a0012345678"}, "n": 2}"#)
+        #expect(doc["a"]?.objectIdValue?.hex == "5f1d7a0c9b1e8a0012345678")
+        #expect(doc["n"] == .int32(2))
+        #expect(throws: ExtendedJSONError.self) { try LibBSON.parseExtendedJSON("{nope") }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import PoiStore
+
+@Suite struct ConnectionErrorTests {
+    @Test func passwordIsMaskedInTheURIAndScrubbedFromText() {
+        let r = Redactor(uri: "mongodb://alice:p%40ss:w0rd@db1.example.com:27017,db2:27018/MyDatabase?authSource=admin",
+                         decodedPassword: "p@ss:w0rd")
+        #expect(r.redactedURI == "mongodb://alice:****@db1.example.com:27017,db2:27018/MyDatabase?authSource=admin")
+        #expect(r.scrub("auth failed for p@ss:w0rd and p%40ss:w0rd") == "auth failed for **** and ****")
+        #expect(Redactor(uri: "mongodb://127.0.0.1:27017/x").redactedURI == "mongodb://127.0.0.1:27017/x")
+        #expect(Redactor(uri: "mongodb://bob@h/x").redactedURI == "mongodb://bob@h/x")
+    }
+
+    @Test func unreachableServerNamesHostAndPortWithoutThePassword() throws {
+        let port = FreePort.find()
+        var options = ConnectionOptions()
+        options.serverSelectionTimeoutMS = 500
+        let connection = try MongoConnection(uri: "mongodb://carol:hunter2@127.0.0.1:\(port)/", options: options)
+        #expect(connection.redactedURI == "mongodb://carol:****@127.0.0.1:\(port)/")
+        do {
+            try connection.ping()
+            Issue.record("ping succeeded against a port where nothing listens")
+        } catch {
+            guard case .unreachable(let hosts, _) = error else { Issue.record("wrong error: \(error)"); return }
+            #expect(hosts == "127.0.0.1:\(port)")
+            #expect(error.description.hasPrefix("cannot reach MongoDB at 127.0.0.1:\(port): "))
+            #expect(!error.description.contains("hunter2"))
+        }
+    }
+
+    @Test func malformedURIIsRejectedWithoutThePassword() {
+        #expect {
+            _ = try MongoConnection(uri: "mongodb://dave:topsecret@/nohost")
+        } throws: { error in
+            guard let e = error as? StoreError, case .invalidURI(let uri, _) = e else { return false }
+            return uri == "mongodb://dave:****@/nohost" && !e.description.contains("topsecret")
+        }
+    }
+}
+
+enum FreePort {
+    /// A loopback port nothing listens on right now (bound, read, released).
+    static func find() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+}
