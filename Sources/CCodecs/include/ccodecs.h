@@ -1,8 +1,107 @@
 /* CCodecs: the only hand-written C in PoiKit.
- * Owns: setjmp-guarded calls into libjpeg-turbo and libpng, so a longjmp never crosses a Swift frame.
- * Must not: know about files, MongoDB or Swift types. */
+ *
+ * Owns: setjmp-guarded calls into libjpeg-turbo and libpng (probe, decode, encode), plus the few
+ * pixel loops that must be fast (Lanczos3 resampling, box shrink, orientation, alpha flattening).
+ * Every longjmp raised by a library lands inside this target; callers only ever see a cc_status
+ * and a NUL-terminated message copied from the library (format_message / png error text).
+ *
+ * Must not: know about files, MongoDB or Swift types; keep global mutable state (every call is
+ * reentrant and may run concurrently on many threads).
+ *
+ * Memory: pixel buffers returned in a cc_image are malloc'd and released with cc_image_free;
+ * encoded bytes are malloc'd and released with cc_free. */
 #ifndef CCODECS_H
 #define CCODECS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
 const char *ccodecs_libjpeg_turbo_version(void);
 const char *ccodecs_libpng_version(void);
+
+typedef enum {
+    CC_FORMAT_UNKNOWN = 0,
+    CC_FORMAT_JPEG = 1,
+    CC_FORMAT_PNG = 2,
+} cc_format;
+
+typedef enum {
+    CC_OK = 0,
+    CC_ERR_EMPTY = 1,          /* zero bytes */
+    CC_ERR_UNKNOWN_FORMAT = 2, /* magic bytes are neither JPEG nor PNG */
+    CC_ERR_DECODE = 3,         /* the library gave up (fatal error); message holds its text */
+    CC_ERR_CORRUPT_DATA = 4,   /* the library warned about corrupt data and lenient was off */
+    CC_ERR_TOO_LARGE = 5,      /* width*height over the caller's pixel limit; nothing allocated */
+    CC_ERR_NOMEM = 6,
+    CC_ERR_ARGUMENT = 7,       /* caller passed an impossible request */
+    CC_ERR_ENCODE = 8,
+} cc_status;
+
+#define CC_MESSAGE_MAX 200
+
+typedef struct {
+    cc_status status;
+    char message[CC_MESSAGE_MAX];
+} cc_result;
+
+typedef struct {
+    cc_format format;
+    uint32_t width, height;
+    int channels;     /* as stored: JPEG 1/3/4, PNG 1..4 after palette expansion */
+    int bit_depth;    /* 8 for JPEG; 1,2,4,8,16 for PNG */
+    int has_alpha;    /* PNG with alpha channel or tRNS */
+    int orientation;  /* EXIF orientation 1..8, 1 when absent or invalid */
+    int progressive;  /* JPEG progressive / PNG Adam7 interlaced */
+    int jpeg_color_space; /* J_COLOR_SPACE of the file (JPEG only), 0 otherwise */
+    int adobe_marker; /* JPEG: saw an Adobe APP14 marker */
+} cc_info;
+
+typedef struct {
+    uint8_t *pixels;  /* malloc'd; row r starts at pixels + r * stride */
+    uint32_t width, height;
+    int channels;     /* 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA (alpha straight, not premultiplied) */
+    int bytes_per_sample; /* 1, or 2 = native-endian uint16 */
+    size_t stride;
+} cc_image;
+
+typedef struct {
+    uint64_t max_pixels;  /* width*height limit checked before any pixel allocation; 0 = none */
+    int lenient;          /* keep images that produced corrupt-data warnings */
+    int scale_denom;      /* JPEG: decode at 1/scale_denom (1,2,4,8) using DCT scaling */
+    int shrink;           /* PNG: integer box shrink applied while rows stream in (1 = none) */
+} cc_decode_options;
+
+/* Format from the first bytes (magic), never from a name. */
+cc_format cc_detect_format(const uint8_t *data, size_t len);
+
+/* Header only: no pixel decode, no pixel allocation. */
+cc_result cc_probe(const uint8_t *data, size_t len, uint64_t max_pixels, cc_info *info);
+
+/* Decode to 8-bit gray/RGB (JPEG; CMYK and YCCK converted to RGB) or to PNG's own channels
+ * with 8- or 16-bit samples. On failure out->pixels is NULL. */
+cc_result cc_decode(const uint8_t *data, size_t len, const cc_decode_options *options,
+                    cc_info *info, cc_image *out);
+
+void cc_image_free(cc_image *image);
+void cc_free(void *p);
+
+/* Lanczos3 resample of the source window (crop_x, crop_y, crop_w, crop_h) to dst_w x dst_h,
+ * alpha premultiplied while filtering. Output is 8-bit with the source's channel count. */
+cc_result cc_resize(const cc_image *src, double crop_x, double crop_y, double crop_w, double crop_h,
+                    uint32_t dst_w, uint32_t dst_h, cc_image *out);
+
+/* Apply EXIF orientation 1..8 (8-bit images). */
+cc_result cc_orient(const cc_image *src, int orientation, cc_image *out);
+
+/* Composite alpha over a solid gray background level (8-bit, 2 -> 1 or 4 -> 3 channels). */
+cc_result cc_flatten(const cc_image *src, uint8_t background, cc_image *out);
+
+/* Reduce 16-bit samples to 8 bits with rounding (v*255/65535), for callers that need 8-bit. */
+cc_result cc_to_8bit(const cc_image *src, cc_image *out);
+
+/* Encoders: 8-bit input only. JPEG takes 1 or 3 channels (4:2:0 chroma subsampling); PNG 1..4. */
+cc_result cc_encode_jpeg(const cc_image *src, int quality, int progressive, int optimize,
+                         uint8_t **out, size_t *out_len);
+cc_result cc_encode_png(const cc_image *src, int compression_level, uint8_t **out, size_t *out_len);
+
 #endif

@@ -1,0 +1,36 @@
+/* Private to CCodecs: shared helpers between the codec files. */
+#ifndef CCODECS_INTERNAL_H
+#define CCODECS_INTERNAL_H
+#include <stdio.h>
+#include <string.h>
+#include "ccodecs.h"
+
+cc_result cc_ok(void);
+cc_result cc_fail(cc_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cc_exif_orientation(const uint8_t *app1, size_t len);
+int cc_pixels_over_limit(uint64_t width, uint64_t height, uint64_t max_pixels);
+cc_result cc_image_alloc(cc_image *img, uint32_t w, uint32_t h, int channels, int bps);
+
+cc_result cc_jpeg_probe(const uint8_t *data, size_t len, uint64_t max_pixels, cc_info *info);
+cc_result cc_jpeg_decode(const uint8_t *data, size_t len, const cc_decode_options *opt,
+                         cc_info *info, cc_image *out);
+cc_result cc_png_probe(const uint8_t *data, size_t len, uint64_t max_pixels, cc_info *info);
+cc_result cc_png_decode(const uint8_t *data, size_t len, const cc_decode_options *opt,
+                        cc_info *info, cc_image *out);
+
+/* Streaming integer box shrink: rows go in one by one, averaged rows come out into `out`.
+ * Colour is averaged weighted by alpha so transparent pixels do not darken edges. */
+typedef struct {
+    const cc_image *shape; /* channels and bytes_per_sample of input and output */
+    uint32_t src_w, src_h;
+    int factor;
+    uint64_t *sums;        /* per output column: channels sums (+ weight in alpha slot) */
+    uint32_t rows_in_band;
+    uint32_t out_row;
+    cc_image *out;
+} cc_box;
+cc_result cc_box_begin(cc_box *box, uint32_t src_w, uint32_t src_h, int channels, int bps,
+                       int factor, cc_image *out);
+void cc_box_push(cc_box *box, const uint8_t *row);
+void cc_box_end(cc_box *box);
+#endif

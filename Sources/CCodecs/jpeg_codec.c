@@ -1,0 +1,247 @@
+/* libjpeg-turbo probe / decode / encode. Every libjpeg call runs under a setjmp set in this file;
+ * error_exit and (unless lenient) corrupt-data warnings longjmp back here, never further. */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <jpeglib.h>
+#include <jerror.h>
+#include "internal.h"
+
+/* libjpeg-turbo's documented defence against progressive files with absurd scan counts
+ * (CPU exhaustion): abort once the decoder has seen this many scans. */
+#define CC_MAX_SCANS 500
+/* Upper bound for libjpeg's own working memory (coefficient buffers of progressive files). */
+#define CC_JPEG_MAX_MEMORY (1024L * 1024L * 1024L)
+
+typedef struct {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+    int lenient;
+    int warnings;
+    cc_status status;
+    char message[JMSG_LENGTH_MAX];
+} cc_jerr;
+
+static void on_error_exit(j_common_ptr cinfo) {
+    cc_jerr *e = (cc_jerr *)cinfo->err;
+    cinfo->err->format_message(cinfo, e->message);
+    e->status = CC_ERR_DECODE;
+    longjmp(e->jump, 1);
+}
+
+static void on_emit_message(j_common_ptr cinfo, int level) {
+    if (level >= 0) return; /* trace messages */
+    cc_jerr *e = (cc_jerr *)cinfo->err;
+    e->warnings++;
+    cinfo->err->num_warnings++;
+    if (e->warnings == 1 || !e->lenient) cinfo->err->format_message(cinfo, e->message);
+    if (!e->lenient) {
+        e->status = CC_ERR_CORRUPT_DATA;
+        longjmp(e->jump, 1);
+    }
+}
+
+static void on_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+static void on_progress(j_common_ptr cinfo) {
+    if (!cinfo->is_decompressor) return;
+    j_decompress_ptr d = (j_decompress_ptr)cinfo;
+    if (d->input_scan_number > CC_MAX_SCANS) {
+        cc_jerr *e = (cc_jerr *)cinfo->err;
+        snprintf(e->message, sizeof e->message, "progressive JPEG has more than %d scans", CC_MAX_SCANS);
+        e->status = CC_ERR_DECODE;
+        longjmp(e->jump, 1);
+    }
+}
+
+static void install_errors(cc_jerr *e, int lenient) {
+    jpeg_std_error(&e->pub);
+    e->pub.error_exit = on_error_exit;
+    e->pub.emit_message = on_emit_message;
+    e->pub.output_message = on_output_message;
+    e->lenient = lenient;
+    e->warnings = 0;
+    e->status = CC_OK;
+    e->message[0] = 0;
+}
+
+/* State that must survive a longjmp lives here, in the caller's frame (not as locals of the
+ * function that calls setjmp, whose non-volatile locals are indeterminate after longjmp). */
+typedef struct {
+    struct jpeg_decompress_struct cinfo;
+    cc_jerr err;
+    struct jpeg_progress_mgr progress;
+    uint8_t *row;
+    cc_result result;
+} jdec_ctx;
+
+static void fill_info(j_decompress_ptr d, cc_info *info) {
+    info->format = CC_FORMAT_JPEG;
+    info->width = d->image_width;
+    info->height = d->image_height;
+    info->channels = d->num_components;
+    info->bit_depth = d->data_precision;
+    info->has_alpha = 0;
+    info->progressive = d->progressive_mode ? 1 : 0;
+    info->jpeg_color_space = (int)d->jpeg_color_space;
+    info->adobe_marker = d->saw_Adobe_marker ? 1 : 0;
+    info->orientation = 1;
+    for (jpeg_saved_marker_ptr m = d->marker_list; m; m = m->next) {
+        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
+            info->orientation = cc_exif_orientation(m->data, m->data_length);
+            break;
+        }
+    }
+}
+
+static cc_result too_large(uint32_t w, uint32_t h, uint64_t max_pixels) {
+    return cc_fail(CC_ERR_TOO_LARGE, "image is %ux%u (%.1f MP), over the limit of %.1f MP", w, h,
+                   (double)w * (double)h / 1e6, (double)max_pixels / 1e6);
+}
+
+/* Adobe writes CMYK inverted (0 = full ink) and flags it with APP14; plain CMYK is not. */
+static void cmyk_row_to_rgb(const uint8_t *src, uint8_t *dst, uint32_t width, int inverted) {
+    for (uint32_t x = 0; x < width; x++, src += 4, dst += 3) {
+        unsigned c = src[0], m = src[1], y = src[2], k = src[3];
+        if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+        dst[0] = (uint8_t)((c * k + 127) / 255);
+        dst[1] = (uint8_t)((m * k + 127) / 255);
+        dst[2] = (uint8_t)((y * k + 127) / 255);
+    }
+}
+
+static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_decode_options *opt,
+                     uint64_t max_pixels, int header_only, cc_info *info, cc_image *out) {
+    j_decompress_ptr d = &c->cinfo;
+    d->err = &c->err.pub;
+    install_errors(&c->err, opt ? opt->lenient : 0);
+    if (setjmp(c->err.jump)) {
+        c->result = cc_fail(c->err.status, "%s", c->err.message);
+        if (out) cc_image_free(out);
+        return;
+    }
+    jpeg_create_decompress(d);
+    d->mem->max_memory_to_use = CC_JPEG_MAX_MEMORY;
+    c->progress.progress_monitor = on_progress;
+    d->progress = &c->progress;
+    jpeg_mem_src(d, data, (unsigned long)len);
+    jpeg_save_markers(d, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_read_header(d, TRUE);
+    fill_info(d, info);
+    if (cc_pixels_over_limit(d->image_width, d->image_height, max_pixels)) {
+        c->result = too_large(d->image_width, d->image_height, max_pixels);
+        return;
+    }
+    if (header_only) return;
+
+    int denom = opt->scale_denom;
+    if (denom != 1 && denom != 2 && denom != 4 && denom != 8) denom = 1;
+    d->scale_num = 1;
+    d->scale_denom = (unsigned)denom;
+    int cmyk = 0, channels = 3;
+    switch (d->jpeg_color_space) {
+    case JCS_GRAYSCALE: d->out_color_space = JCS_GRAYSCALE; channels = 1; break;
+    case JCS_CMYK:
+    case JCS_YCCK: d->out_color_space = JCS_CMYK; cmyk = 1; break;
+    default: d->out_color_space = JCS_RGB; break;
+    }
+    jpeg_calc_output_dimensions(d);
+    c->result = cc_image_alloc(out, d->output_width, d->output_height, channels, 1);
+    if (c->result.status != CC_OK) return;
+    if (cmyk) {
+        c->row = malloc((size_t)d->output_width * 4);
+        if (!c->row) { c->result = cc_fail(CC_ERR_NOMEM, "out of memory"); cc_image_free(out); return; }
+    }
+    jpeg_start_decompress(d);
+    while (d->output_scanline < d->output_height) {
+        uint8_t *dst = out->pixels + (size_t)d->output_scanline * out->stride;
+        if (cmyk) {
+            JSAMPROW rows[1] = {c->row};
+            if (jpeg_read_scanlines(d, rows, 1) != 1) break;
+            cmyk_row_to_rgb(c->row, dst, d->output_width, d->saw_Adobe_marker);
+        } else {
+            JSAMPROW rows[4];
+            JDIMENSION n = d->output_height - d->output_scanline;
+            if (n > 4) n = 4;
+            for (JDIMENSION i = 0; i < n; i++) rows[i] = dst + i * out->stride;
+            if (jpeg_read_scanlines(d, rows, n) == 0) break;
+        }
+    }
+    jpeg_finish_decompress(d);
+}
+
+static cc_result jdec(const uint8_t *data, size_t len, const cc_decode_options *opt, uint64_t max_pixels,
+                      int header_only, cc_info *info, cc_image *out) {
+    jdec_ctx c;
+    memset(&c, 0, sizeof c);
+    c.result = cc_ok();
+    jdec_run(&c, data, len, opt, max_pixels, header_only, info, out);
+    jpeg_destroy_decompress(&c.cinfo);
+    free(c.row);
+    return c.result;
+}
+
+cc_result cc_jpeg_probe(const uint8_t *data, size_t len, uint64_t max_pixels, cc_info *info) {
+    cc_decode_options opt = {0, 0, 1, 1};
+    return jdec(data, len, &opt, max_pixels, 1, info, NULL);
+}
+
+cc_result cc_jpeg_decode(const uint8_t *data, size_t len, const cc_decode_options *opt, cc_info *info,
+                         cc_image *out) {
+    return jdec(data, len, opt, opt->max_pixels, 0, info, out);
+}
+
+typedef struct {
+    struct jpeg_compress_struct cinfo;
+    cc_jerr err;
+    unsigned char *buf;
+    unsigned long size;
+    cc_result result;
+} jenc_ctx;
+
+static void jenc_run(jenc_ctx *c, const cc_image *src, int quality, int progressive, int optimize) {
+    j_compress_ptr e = &c->cinfo;
+    e->err = &c->err.pub;
+    install_errors(&c->err, 1);
+    if (setjmp(c->err.jump)) {
+        c->result = cc_fail(CC_ERR_ENCODE, "%s", c->err.message);
+        return;
+    }
+    jpeg_create_compress(e);
+    jpeg_mem_dest(e, &c->buf, &c->size);
+    e->image_width = src->width;
+    e->image_height = src->height;
+    e->input_components = src->channels;
+    e->in_color_space = src->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(e); /* YCbCr with 2x2 luma sampling = 4:2:0 */
+    jpeg_set_quality(e, quality, TRUE);
+    if (progressive) jpeg_simple_progression(e);
+    e->optimize_coding = optimize ? TRUE : FALSE;
+    jpeg_start_compress(e, TRUE);
+    while (e->next_scanline < e->image_height) {
+        JSAMPROW row[1] = {src->pixels + (size_t)e->next_scanline * src->stride};
+        jpeg_write_scanlines(e, row, 1);
+    }
+    jpeg_finish_compress(e);
+}
+
+cc_result cc_encode_jpeg(const cc_image *src, int quality, int progressive, int optimize, uint8_t **out,
+                         size_t *out_len) {
+    *out = NULL;
+    *out_len = 0;
+    if (!src || !src->pixels || src->bytes_per_sample != 1 || (src->channels != 1 && src->channels != 3))
+        return cc_fail(CC_ERR_ARGUMENT, "JPEG encoding needs 8-bit gray or RGB pixels");
+    if (quality < 1 || quality > 100) return cc_fail(CC_ERR_ARGUMENT, "JPEG quality must be 1...100");
+    jenc_ctx c;
+    memset(&c, 0, sizeof c);
+    c.result = cc_ok();
+    jenc_run(&c, src, quality, progressive, optimize);
+    jpeg_destroy_compress(&c.cinfo);
+    if (c.result.status != CC_OK) {
+        free(c.buf);
+        return c.result;
+    }
+    *out = c.buf;
+    *out_len = c.size;
+    return c.result;
+}

@@ -1,0 +1,80 @@
+import CCodecs
+
+/// The encoded formats PoiKit reads and writes. Decided by magic bytes, never by file name.
+public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
+    case jpeg, png
+
+    /// MIME type, as the backend stores it in `files.content-type`.
+    public var contentType: String { self == .jpeg ? "image/jpeg" : "image/png" }
+    /// `"." + subtype of content-type`, the backend's convention: `.jpeg`, `.png`.
+    public var fileExtension: String { self == .jpeg ? ".jpeg" : ".png" }
+    var displayName: String { self == .jpeg ? "JPEG" : "PNG" }
+
+    init?(_ c: cc_format) {
+        switch c {
+        case CC_FORMAT_JPEG: self = .jpeg
+        case CC_FORMAT_PNG: self = .png
+        default: return nil
+        }
+    }
+
+    /// Format from the first bytes, or nil when neither JPEG nor PNG.
+    public static func detect(_ bytes: UnsafeRawBufferPointer) -> ImageFormat? {
+        guard let base = bytes.baseAddress else { return nil }
+        return ImageFormat(cc_detect_format(base.assumingMemoryBound(to: UInt8.self), bytes.count))
+    }
+
+    public static func detect(_ bytes: [UInt8]) -> ImageFormat? {
+        bytes.withUnsafeBytes { detect($0) }
+    }
+}
+
+/// What a header says, read without decoding pixels.
+public struct ImageInfo: Sendable, Hashable {
+    public var format: ImageFormat
+    /// Stored dimensions (before EXIF orientation).
+    public var width: Int
+    public var height: Int
+    /// Channels as stored: JPEG 1 (gray), 3 (YCbCr/RGB), 4 (CMYK/YCCK); PNG 1–4 counting the
+    /// alpha that palette transparency (tRNS) becomes.
+    public var channels: Int
+    /// Bits per sample: 8 for JPEG; 1, 2, 4, 8 or 16 for PNG.
+    public var bitDepth: Int
+    public var hasAlpha: Bool
+    /// EXIF orientation 1–8 (1 = upright, also when absent).
+    public var orientation: Int
+    /// Progressive JPEG or Adam7-interlaced PNG.
+    public var isProgressive: Bool
+
+    /// Dimensions as displayed, after applying `orientation`.
+    public var orientedWidth: Int { orientation >= 5 ? height : width }
+    public var orientedHeight: Int { orientation >= 5 ? width : height }
+    public var pixelCount: Int { width * height }
+
+    init(_ c: cc_info) {
+        format = ImageFormat(c.format) ?? .jpeg
+        width = Int(c.width)
+        height = Int(c.height)
+        channels = Int(c.channels)
+        bitDepth = Int(c.bit_depth)
+        hasAlpha = c.has_alpha != 0
+        orientation = Int(c.orientation)
+        isProgressive = c.progressive != 0
+    }
+}
+
+/// Limits and tolerance for decoding untrusted bytes.
+public struct DecodeOptions: Sendable, Hashable {
+    /// Images whose header declares more pixels are rejected before any pixel buffer exists.
+    public var maxPixels: Int
+    /// Keep images that decoded with corrupt-data warnings (e.g. truncated JPEG: the missing
+    /// part comes out gray) instead of rejecting them.
+    public var lenient: Bool
+
+    public static let defaultMaxPixels = 100_000_000
+
+    public init(maxPixels: Int = DecodeOptions.defaultMaxPixels, lenient: Bool = false) {
+        self.maxPixels = maxPixels
+        self.lenient = lenient
+    }
+}

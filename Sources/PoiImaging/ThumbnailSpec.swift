@@ -1,0 +1,81 @@
+/// The thumbnail recipe. Its `canonical` string (e.g. `256x256 inside jpeg q85`) is what
+/// PoiStore records in `files.spec`, so "is this thumbnail outdated?" is a string comparison;
+/// `init(parsing:)` reads it back.
+public struct ThumbnailSpec: Sendable, Hashable, CustomStringConvertible {
+    public enum Fit: String, Sendable, Hashable, CaseIterable {
+        /// Fit inside the box, keep aspect ratio: one side equals the box, the other is smaller.
+        case inside
+        /// Fill the box, keep aspect ratio, crop the overflow around the centre.
+        case cover
+    }
+
+    public enum Format: String, Sendable, Hashable, CaseIterable {
+        /// PNG when the source has alpha, otherwise JPEG.
+        case auto, jpeg, png
+    }
+
+    public var width: Int
+    public var height: Int
+    public var fit: Fit
+    public var format: Format
+    /// JPEG quality 1–100 (kept in the spec for PNG too, so the string is uniform).
+    public var quality: Int
+    public var progressive: Bool
+    /// Off by default: a source smaller than the box is not enlarged.
+    public var allowUpscale: Bool
+
+    public init(width: Int = 256, height: Int = 256, fit: Fit = .inside, format: Format = .auto,
+                quality: Int = 85, progressive: Bool = false, allowUpscale: Bool = false) throws(ImageError) {
+        guard width >= 1, height >= 1, width <= 16384, height <= 16384 else {
+            throw .invalidSpec("size must be between 1x1 and 16384x16384, got \(width)x\(height)")
+        }
+        guard (1...100).contains(quality) else {
+            throw .invalidSpec("quality must be 1...100, got \(quality)")
+        }
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.format = format
+        self.quality = quality
+        self.progressive = progressive
+        self.allowUpscale = allowUpscale
+    }
+
+    /// `256x256 inside jpeg q85`, plus ` progressive` / ` upscale` when set.
+    public var canonical: String {
+        var s = "\(width)x\(height) \(fit.rawValue) \(format.rawValue) q\(quality)"
+        if progressive { s += " progressive" }
+        if allowUpscale { s += " upscale" }
+        return s
+    }
+
+    public var description: String { canonical }
+
+    /// Parses `canonical` back. Also accepts a bare size ("256x256") with defaults for the rest.
+    public init(parsing text: String) throws(ImageError) {
+        let words = text.split(separator: " ").map(String.init)
+        guard let first = words.first else { throw .invalidSpec("empty spec") }
+        let (w, h) = try Self.parseSize(first)
+        var fit = Fit.inside, format = Format.auto, quality = 85, progressive = false, upscale = false
+        for word in words.dropFirst() {
+            if let f = Fit(rawValue: word) { fit = f }
+            else if let f = Format(rawValue: word) { format = f }
+            else if word == "progressive" { progressive = true }
+            else if word == "upscale" { upscale = true }
+            else if word.hasPrefix("q"), let q = Int(word.dropFirst()) { quality = q }
+            else { throw .invalidSpec("unknown word '\(word)' in '\(text)'") }
+        }
+        try self.init(width: w, height: h, fit: fit, format: format, quality: quality,
+                      progressive: progressive, allowUpscale: upscale)
+    }
+
+    /// "256x256" (or "256" for a square) -> (256, 256).
+    public static func parseSize(_ text: String) throws(ImageError) -> (width: Int, height: Int) {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        if parts.count == 1, let n = Int(parts[0]), n > 0 { return (n, n) }
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
+            throw .invalidSpec("size must look like 256x256, got '\(text)'")
+        }
+        return (w, h)
+    }
+}

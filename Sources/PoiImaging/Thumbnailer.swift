@@ -1,0 +1,140 @@
+import CCodecs
+
+/// An encoded thumbnail, ready to store or write.
+public struct Thumbnail: Sendable, Hashable {
+    /// Encoded bytes (JPEG or PNG, no EXIF: orientation is already applied).
+    public var data: [UInt8]
+    public var width: Int
+    public var height: Int
+    public var format: ImageFormat
+    public var contentType: String { format.contentType }
+    /// The source's header, as probed (stored size, orientation, ...).
+    public var source: ImageInfo
+}
+
+/// Bytes in, thumbnail bytes out: probe -> shrink-on-load decode -> Lanczos3 -> orient -> encode.
+/// Pure and reentrant; `poi thumb` and PoiJobs call it from many tasks at once.
+public enum Thumbnailer {
+    public static func make(from bytes: UnsafeRawBufferPointer, spec: ThumbnailSpec,
+                            options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
+        // Header first: limits are enforced and the load-time reduction chosen before any pixels.
+        var probeInfo = cc_info()
+        let probed = cc_probe(ImageCodec.base(bytes), bytes.count, UInt64(max(0, options.maxPixels)), &probeInfo)
+        guard probed.status == CC_OK else {
+            throw ImageError.from(probed, format: ImageFormat.detect(bytes), bytes: bytes,
+                                  maxPixels: options.maxPixels, info: probeInfo)
+        }
+        let header = ImageInfo(probeInfo)
+        let plan = ThumbnailPlan(source: header, spec: spec)
+
+        var decodedInfo = header
+        let decoded = try ImageCodec.decodeC(bytes, options: options, scaleDenominator: plan.jpegScaleDenominator,
+                                             shrink: plan.pngShrink, info: &decodedInfo)
+        // Map the crop window from stored-size coordinates into the reduced image's.
+        let sx = Double(decoded.width) / Double(header.width)
+        let sy = Double(decoded.height) / Double(header.height)
+        let crop = plan.storedCrop
+        var cx = crop.x * sx, cy = crop.y * sy, cw = crop.width * sx, chh = crop.height * sy
+        cx = max(0, cx); cy = max(0, cy)
+        cw = min(cw, Double(decoded.width) - cx); chh = min(chh, Double(decoded.height) - cy)
+
+        var resizedRaw = cc_image()
+        let resized = try ImageCodec.check(
+            cc_resize(&decoded.raw, cx, cy, cw, chh, UInt32(plan.storedOutputWidth), UInt32(plan.storedOutputHeight),
+                      &resizedRaw), resizedRaw)
+        var image = try ImageCodec.oriented(resized, header.orientation)
+
+        let format: ImageFormat
+        switch spec.format {
+        case .jpeg: format = .jpeg
+        case .png: format = .png
+        case .auto: format = header.hasAlpha ? .png : .jpeg
+        }
+        if format == .jpeg && (image.channels == 2 || image.channels == 4) {
+            var flat = cc_image()
+            image = try ImageCodec.check(cc_flatten(&image.raw, 255, &flat), flat)
+        }
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        var length = 0
+        let result = format == .jpeg
+            ? cc_encode_jpeg(&image.raw, Int32(spec.quality), spec.progressive ? 1 : 0, 0, &out, &length)
+            : cc_encode_png(&image.raw, 6, &out, &length)
+        defer { cc_free(out) }
+        guard result.status == CC_OK, let out else {
+            throw ImageError.from(result, format: format, bytes: UnsafeRawBufferPointer(start: nil, count: 0),
+                                  maxPixels: 0, info: cc_info())
+        }
+        let data = Array(UnsafeBufferPointer(start: out, count: length))
+        return Thumbnail(data: data, width: image.width, height: image.height, format: format, source: header)
+    }
+
+    public static func make(from bytes: [UInt8], spec: ThumbnailSpec,
+                            options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
+        try ImageCodec.withBytes(bytes) { (raw) throws(ImageError) in try make(from: raw, spec: spec, options: options) }
+    }
+}
+
+/// Geometry of one thumbnail, decided from the header alone. Sizes are computed in displayed
+/// (oriented) space, then mapped back to stored space where decoding and resampling happen;
+/// orientation is applied last, on the small image.
+struct ThumbnailPlan: Equatable {
+    /// Output size in stored orientation.
+    var storedOutputWidth: Int
+    var storedOutputHeight: Int
+    /// Source window in stored full-size coordinates.
+    var storedCrop: (x: Double, y: Double, width: Double, height: Double)
+    var jpegScaleDenominator: Int
+    var pngShrink: Int
+
+    static func == (a: ThumbnailPlan, b: ThumbnailPlan) -> Bool {
+        a.storedOutputWidth == b.storedOutputWidth && a.storedOutputHeight == b.storedOutputHeight
+            && a.storedCrop == b.storedCrop && a.jpegScaleDenominator == b.jpegScaleDenominator
+            && a.pngShrink == b.pngShrink
+    }
+
+    init(source: ImageInfo, spec: ThumbnailSpec) {
+        let w = Double(source.orientedWidth), h = Double(source.orientedHeight)
+        let tw = Double(spec.width), th = Double(spec.height)
+        var outW: Int, outH: Int
+        var crop: (x: Double, y: Double, width: Double, height: Double)
+        var factor: Double
+        switch spec.fit {
+        case .inside:
+            factor = min(tw / w, th / h)
+            if !spec.allowUpscale { factor = min(factor, 1) }
+            outW = max(1, min(Int((w * factor).rounded()), spec.width))
+            outH = max(1, min(Int((h * factor).rounded()), spec.height))
+            crop = (0, 0, w, h)
+        case .cover:
+            factor = max(tw / w, th / h)
+            if !spec.allowUpscale { factor = min(factor, 1) }
+            outW = max(1, min(spec.width, Int((w * factor).rounded())))
+            outH = max(1, min(spec.height, Int((h * factor).rounded())))
+            let cw = min(w, Double(outW) / factor), ch = min(h, Double(outH) / factor)
+            crop = ((w - cw) / 2, (h - ch) / 2, cw, ch)
+        }
+        if source.orientation >= 5 {
+            swap(&outW, &outH)
+            crop = (crop.y, crop.x, crop.height, crop.width)
+        }
+        storedOutputWidth = outW
+        storedOutputHeight = outH
+        storedCrop = crop
+
+        // Shrink-on-load: the largest JPEG DCT reduction whose result is still at least the size
+        // the resampler will reduce from (what vipsthumbnail does), so a 24 MP photo is never
+        // decoded at full size for a small thumbnail.
+        let needW = Double(outW) * (source.width > 0 ? Double(source.width) / crop.width : 1)
+        let needH = Double(outH) * (source.height > 0 ? Double(source.height) / crop.height : 1)
+        var denom = 1
+        for d in [8, 4, 2] {
+            let scaledW = Double((source.width + d - 1) / d), scaledH = Double((source.height + d - 1) / d)
+            if scaledW >= needW && scaledH >= needH { denom = d; break }
+        }
+        jpegScaleDenominator = denom
+        // PNG: an integer box shrink while rows stream in, leaving Lanczos at least a 2x reduction
+        // so box artefacts are filtered away.
+        let ratio = min(Double(source.width) / needW, Double(source.height) / needH)
+        pngShrink = max(1, Int(ratio / 2))
+    }
+}
