@@ -1,1 +1,0 @@
-// PoiFormats: see README.md in this folder.

@@ -1,1 +1,0 @@
-// PoiModel: see README.md in this folder.
