@@ -2,7 +2,6 @@ import ArgumentParser
 
 /// `poi`: the command line of PoiKit. Commands parse arguments, call into PoiJobs/PoiStore/
 /// PoiImaging/PoiFormats, format output and pick the exit status; they hold no pipeline logic.
-@main
 struct Poi: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "poi",
@@ -22,4 +21,39 @@ struct Poi: AsyncParsableCommand {
 
 enum PoiVersion {
     static let string = "0.1.0"
+}
+
+/// The entry point. ArgumentParser's own `main()` exits 64 on usage errors; PoiKit promises 2 for
+/// those (and 3 for a failure no command caught), so parsing and running are split here.
+@main
+enum PoiMain {
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try Poi.parseAsRoot()
+        } catch {
+            // --help and --version arrive as errors that exit 0; everything else is a usage error.
+            if Poi.exitCode(for: error) == .success { Poi.exit(withError: error) }
+            printError(Poi.fullMessage(for: error))
+            Poi.exit(withError: ExitStatus.usage)
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                var syncCommand = command
+                try syncCommand.run()
+            }
+        } catch let code as ExitCode {
+            Poi.exit(withError: code)
+        } catch {
+            if Poi.exitCode(for: error) == .success { Poi.exit(withError: error) }
+            if error is ValidationError {
+                printError(Poi.fullMessage(for: error))
+                Poi.exit(withError: ExitStatus.usage)
+            }
+            printError(String(describing: error))
+            Poi.exit(withError: ExitStatus.failure)
+        }
+    }
 }

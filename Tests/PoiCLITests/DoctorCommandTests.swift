@@ -37,9 +37,14 @@ import Testing
 
     @Test func readOnlyUploadsFolderExits3() throws {
         guard let uri = PoiProcess.liveURI else { print("SKIPPED readOnlyUploadsFolderExits3: MONGODB_URI is not set"); return }
-        let r = try PoiProcess.run(["doctor", "--uploads", "/proc/poikit-nope/uploads"], environment: ["MONGODB_URI": uri])
+        // A regular file where a parent folder should be: fails even for root, unlike chmod.
+        let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("poi-doctor-blocker-\(getpid())")
+        try Data("x".utf8).write(to: blocker)
+        defer { try? FileManager.default.removeItem(at: blocker) }
+        let target = blocker.appendingPathComponent("uploads").path
+        let r = try PoiProcess.run(["doctor", "--uploads", target], environment: ["MONGODB_URI": uri])
         #expect(r.status == 3)
-        #expect(r.stdout.contains("uploads /proc/poikit-nope/uploads: NOT writable (does not exist and /proc is not writable)"))
+        #expect(r.stdout.contains("uploads \(target): NOT writable (cannot be created: \(blocker.path) is not a folder)"))
     }
 
     @Test func versionHelpAndUsageErrors() throws {

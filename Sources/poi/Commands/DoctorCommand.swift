@@ -139,6 +139,11 @@ struct UploadsCheck: Encodable {
             let up = (ancestor as NSString).deletingLastPathComponent
             ancestor = up.isEmpty ? "." : up
         }
+        var ancestorIsDir: ObjCBool = false
+        _ = fm.fileExists(atPath: ancestor, isDirectory: &ancestorIsDir)
+        guard ancestorIsDir.boolValue else {
+            return UploadsCheck(path: path, status: "", problem: "cannot be created: \(ancestor) is not a folder")
+        }
         if access(ancestor, W_OK) == 0 {
             return UploadsCheck(path: path, status: "does not exist yet; will be created (\(ancestor) is writable)")
         }
