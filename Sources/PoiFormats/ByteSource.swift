@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads a file (or an in-memory buffer, for tests) in fixed-size chunks, so readers hold at most
+/// one chunk plus the current record whatever the file size.
+public final class ByteSource {
+    public static let chunkSize = 256 * 1024
+
+    private var fd: Int32 = -1
+    private var memory: [UInt8] = []
+    private var memoryOffset = 0
+    public let name: String
+
+    /// Opens `path` read-only. "-" reads standard input.
+    public init(path: String) throws(FormatError) {
+        name = path
+        if path == "-" {
+            fd = 0
+            return
+        }
+        let f = open(path, O_RDONLY | O_CLOEXEC)
+        if f < 0 { throw .cannotOpen(file: path, reason: String(cString: strerror(errno))) }
+        var st = stat()
+        if fstat(f, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+            close(f)
+            throw .cannotOpen(file: path, reason: "is a directory")
+        }
+        fd = f
+    }
+
+    /// Serves `prefix` first, then the rest of `then` (format sniffing without seeking).
+    init(prefix: [UInt8], then rest: ByteSource) {
+        name = rest.name
+        memory = prefix
+        self.rest = rest
+    }
+
+    private var rest: ByteSource?
+
+    public init(bytes: [UInt8], name: String) {
+        self.name = name
+        memory = bytes
+    }
+
+    deinit {
+        if fd > 0 { close(fd) }
+    }
+
+    /// Appends up to `chunkSize` bytes to `buffer`; returns how many (0 at end of file).
+    public func read(appendingTo buffer: inout [UInt8]) throws(FormatError) -> Int {
+        if fd < 0 {
+            if memoryOffset == memory.count, let rest {
+                return try rest.read(appendingTo: &buffer)
+            }
+            let n = min(ByteSource.chunkSize, memory.count - memoryOffset)
+            buffer.append(contentsOf: memory[memoryOffset..<(memoryOffset + n)])
+            memoryOffset += n
+            return n
+        }
+        let old = buffer.count
+        let want = ByteSource.chunkSize
+        buffer.reserveCapacity(old + want)
+        var got = 0
+        // Grow the array by `want` uninitialised bytes, read into them, then trim.
+        buffer.append(contentsOf: repeatElement(0, count: want))
+        while true {
+            let r = buffer.withUnsafeMutableBytes { raw in
+                sysRead(fd, raw.baseAddress! + old, want)
+            }
+            if r < 0 && errno == EINTR { continue }
+            if r < 0 {
+                buffer.removeLast(want)
+                throw .readFailed(file: name, reason: String(cString: strerror(errno)))
+            }
+            got = r
+            break
+        }
+        buffer.removeLast(want - got)
+        return got
+    }
+}
+
+@inline(__always)
+func sysRead(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int) -> Int {
+    #if canImport(Glibc)
+    return Glibc.read(fd, p, n)
+    #else
+    return Darwin.read(fd, p, n)
+    #endif
+}

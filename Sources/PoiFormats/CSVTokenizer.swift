@@ -1,0 +1,208 @@
+import PoiModel
+
+/// RFC 4180 record splitter over a chunked byte stream.
+///
+/// Hand-written rather than CSV.swift or SwiftCSV because: (1) both hand out records without the
+/// physical line where a record starts (needed for rejects after quoted newlines); (2) SwiftCSV
+/// loads the whole file into a String; (3) CSV.swift decodes per Unicode scalar, several times
+/// slower than a byte loop, and the target is ≥ 3× Python's C `csv` module
+/// (`make bench-formats` shows the numbers). Fields are kept as bytes; callers validate UTF-8
+/// once per field.
+///
+/// Accepts LF, CRLF and lone CR line ends (also inside quoted fields, where they are kept), a
+/// leading UTF-8 BOM, doubled quotes, and is lenient like Python's `csv` about stray quotes in
+/// unquoted fields. Blank lines are skipped (they are not records).
+public final class CSVTokenizer {
+    public let source: ByteSource
+    public let limits: ReadLimits
+    public private(set) var delimiter: UInt8 = 0x2C
+
+    private var buf: [UInt8] = []
+    private var pos = 0
+    private var eof = false
+    /// Physical line of the next unread byte (1-based).
+    private var line = 1
+    /// Last line end seen was a CR: a following LF belongs to it.
+    private var pendingCR = false
+    /// Inside a quoted field, the previous byte was a CR (so an LF completes a CRLF).
+    private var quotedCR = false
+
+    // The current record.
+    /// Field bytes, concatenated.
+    public private(set) var bytes: [UInt8] = []
+    /// End offset in `bytes` of each field.
+    public private(set) var ends: [Int] = []
+    /// Physical line where the current record starts.
+    public private(set) var recordLine = 0
+    /// The record went over `maxRecordBytes` or `maxFields`; its content is truncated.
+    public private(set) var overflowed = false
+    /// The file ended inside a quoted field.
+    public private(set) var unterminatedQuote = false
+
+    public init(source: ByteSource, delimiter: UInt8?, limits: ReadLimits = ReadLimits()) throws(FormatError) {
+        self.source = source
+        self.limits = limits
+        try fill()
+        if buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF { pos = 3 }
+        self.delimiter = delimiter ?? detectDelimiter()
+    }
+
+    public var fieldCount: Int { ends.count }
+
+    public func field(_ i: Int) -> ArraySlice<UInt8> {
+        bytes[(i == 0 ? 0 : ends[i - 1])..<ends[i]]
+    }
+
+    /// Counts `,` `;` tab `|` outside quotes on the first line; the most frequent wins, comma on
+    /// ties or when none occurs (a one-column file).
+    private func detectDelimiter() -> UInt8 {
+        var counts: [UInt8: Int] = [0x2C: 0, 0x3B: 0, 0x09: 0, 0x7C: 0]
+        var inQuotes = false
+        var i = pos
+        while i < buf.count {
+            let b = buf[i]
+            if b == 0x22 { inQuotes.toggle() } else if !inQuotes {
+                if b == 0x0A || b == 0x0D { break }
+                if counts[b] != nil { counts[b]! += 1 }
+            }
+            i += 1
+        }
+        var best: UInt8 = 0x2C
+        for c: UInt8 in [0x3B, 0x09, 0x7C] where counts[c]! > counts[best]! { best = c }
+        return best
+    }
+
+    /// Refills when everything buffered is consumed. Records are copied into `bytes`, so the
+    /// chunk buffer never needs to hold more than one chunk.
+    private func fill() throws(FormatError) {
+        buf.removeAll(keepingCapacity: true)
+        pos = 0
+        if try source.read(appendingTo: &buf) == 0 { eof = true }
+    }
+
+    private enum State { case fieldStart, unquoted, quoted, quoteInQuoted }
+
+    /// Reads the next non-blank record; false at end of input.
+    public func next() throws(FormatError) -> Bool {
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        overflowed = false
+        unterminatedQuote = false
+        var state = State.fieldStart
+        var started = false
+        let delim = delimiter
+        let maxBytes = limits.maxRecordBytes
+        let maxFields = limits.maxFields
+
+        while true {
+            if pos >= buf.count {
+                if !eof { try fill() }
+                if pos >= buf.count {
+                    // End of input finishes the record in progress.
+                    if !started { return false }
+                    if state == .quoted { unterminatedQuote = true }
+                    endField()
+                    return true
+                }
+            }
+            // Swallow the LF of a CRLF split across chunks or fields.
+            if pendingCR {
+                pendingCR = false
+                if buf[pos] == 0x0A { pos += 1; continue }
+            }
+            if !started { recordLine = line; started = true }
+
+            // Hot loop over the buffered chunk with raw pointers.
+            var finished = false
+            buf.withUnsafeBufferPointer { p in
+                var i = pos
+                let n = p.count
+                @inline(__always) func appendRun(_ from: Int, _ to: Int) {
+                    if to > from {
+                        if bytes.count + (to - from) > maxBytes { overflowed = true; return }
+                        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[from..<to]))
+                    }
+                }
+                @inline(__always) func appendByte(_ b: UInt8) {
+                    if bytes.count >= maxBytes { overflowed = true; return }
+                    bytes.append(b)
+                }
+                scan: while i < n {
+                    switch state {
+                    case .fieldStart:
+                        let b = p[i]
+                        if b == 0x22 { state = .quoted; i += 1; continue scan }
+                        state = .unquoted
+                        continue scan
+                    case .unquoted:
+                        let start = i
+                        while i < n {
+                            let b = p[i]
+                            if b == delim || b == 0x0A || b == 0x0D { break }
+                            i += 1
+                        }
+                        appendRun(start, i)
+                        if i == n { break scan }
+                        let b = p[i]
+                        i += 1
+                        if b == delim {
+                            endField()
+                            if ends.count >= maxFields { overflowed = true }
+                            state = .fieldStart
+                        } else {
+                            // CR or LF ends the record.
+                            line += 1
+                            if b == 0x0D { pendingCR = true }
+                            finished = true
+                            break scan
+                        }
+                    case .quoted:
+                        let start = i
+                        while i < n {
+                            let b = p[i]
+                            if b == 0x22 || b == 0x0A || b == 0x0D { break }
+                            i += 1
+                        }
+                        if i > start { quotedCR = false }
+                        appendRun(start, i)
+                        if i == n { break scan }
+                        let b = p[i]
+                        i += 1
+                        if b == 0x22 {
+                            quotedCR = false
+                            state = .quoteInQuoted
+                        } else {
+                            // Embedded line end: kept verbatim, counted as a physical line.
+                            if !(b == 0x0A && quotedCR) { line += 1 }
+                            quotedCR = b == 0x0D
+                            appendByte(b)
+                        }
+                    case .quoteInQuoted:
+                        let b = p[i]
+                        if b == 0x22 { appendByte(0x22); state = .quoted; i += 1 }
+                        else {
+                            // Closing quote; anything but a delimiter/line end is kept literally
+                            // (lenient, like Python's csv).
+                            state = .unquoted
+                        }
+                    }
+                }
+                pos = i
+            }
+            if finished {
+                // A record that is a lone empty field on its own line is a blank line: skip it.
+                if ends.isEmpty && bytes.isEmpty {
+                    started = false
+                    continue
+                }
+                endField()
+                return true
+            }
+        }
+    }
+
+    @inline(__always)
+    private func endField() {
+        if ends.count < limits.maxFields { ends.append(bytes.count) } else { overflowed = true }
+    }
+}

@@ -1,0 +1,373 @@
+import PoiModel
+
+/// Streams places out of GeoJSON: a FeatureCollection (feature by feature — the `features` array
+/// is never held whole), a single Feature, GeoJSON Text Sequences (RFC 8142, RS-separated) or
+/// newline-delimited Features. Memory is one chunk plus the current feature (capped by
+/// `ReadLimits.maxFeatureBytes`).
+///
+/// Framing is found by a small resumable scanner (brackets and strings); each feature's bytes are
+/// then parsed by `JSONParser`. So a malformed feature whose brackets still balance is a reject
+/// and reading goes on; broken framing ends the file with a reject saying where, except in
+/// RFC 8142 sequences, where reading resumes at the next RS as the RFC asks.
+public final class GeoJSONReader {
+    public let file: String
+    private let source: ByteSource
+    private let options: ReadOptions
+    private var buf: [UInt8] = []
+    private var pos = 0
+    private var eof = false
+    /// Bytes dropped from the front of `buf` so far (for byte offsets in messages).
+    private var dropped = 0
+    private var record = 0
+    private var featureIndex = 0
+    private var isSequence = false
+
+    private enum Phase { case betweenTexts, inObject(first: Bool), inFeatures(first: Bool), done }
+    private var phase = Phase.betweenTexts
+    /// Members of the current top-level object that matter when it is itself a Feature.
+    private var top = JSONObject()
+    private var topError: String?
+    private var topStart = 0
+
+    public init(source: ByteSource, options: ReadOptions = ReadOptions()) throws(FormatError) {
+        self.source = source
+        self.options = options
+        file = source.name
+        try ensure(1)
+        if buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF { pos = 3 }
+        while pos < buf.count, [0x20, 0x0A, 0x0D, 0x09].contains(buf[pos]) { pos += 1 }
+        if pos >= buf.count { throw .emptyFile(file: file) }
+        isSequence = buf[pos] == 0x1E
+        if buf[pos] != 0x7B && !isSequence { throw .unknownFormat(file: file) }
+    }
+
+    public convenience init(path: String, options: ReadOptions = ReadOptions()) throws(FormatError) {
+        try self.init(source: ByteSource(path: path), options: options)
+    }
+
+    // MARK: buffer
+
+    /// Makes at least `n` bytes available after `pos`, unless the file ends first.
+    private func ensure(_ n: Int) throws(FormatError) {
+        while buf.count - pos < n && !eof {
+            if pos > 0 && pos >= buf.count / 2 {
+                buf.removeSubrange(0..<pos)
+                dropped += pos
+                pos = 0
+            }
+            if try source.read(appendingTo: &buf) == 0 { eof = true }
+        }
+    }
+
+    private func skipWS() {
+        while true {
+            while pos < buf.count {
+                let b = buf[pos]
+                if b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 || (b == 0x1E && isSequenceOrTop) { pos += 1 } else { return }
+            }
+            if eof { return }
+            do { try ensure(1) } catch { return }
+            if pos >= buf.count { return }
+        }
+    }
+
+    /// RS is whitespace between top-level texts only.
+    private var isSequenceOrTop: Bool {
+        if case .betweenTexts = phase { return true }
+        return false
+    }
+
+    private func skipWSThrowing() throws(FormatError) {
+        while true {
+            while pos < buf.count {
+                let b = buf[pos]
+                if b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 || (b == 0x1E && isSequenceOrTop) { pos += 1 } else { return }
+            }
+            if eof { return }
+            try ensure(1)
+        }
+    }
+
+    private func peek() throws(FormatError) -> UInt8? {
+        try skipWSThrowing()
+        return pos < buf.count ? buf[pos] : nil
+    }
+
+    private enum Scanned {
+        case value(Range<Int>)
+        case tooLarge(Int)
+        case broken(String)
+    }
+
+    /// Finds the extent of the JSON value starting at `pos` (after whitespace), reading more as
+    /// needed. Over the size limit it keeps scanning but discards bytes, so memory stays bounded.
+    private func scanValue() throws(FormatError) -> Scanned {
+        try skipWSThrowing()
+        guard pos < buf.count else { return .broken("unexpected end of file") }
+        let limit = options.limits.maxFeatureBytes
+        var depth = 0
+        var inString = false
+        var escape = false
+        var skipped = 0
+        let first = buf[pos]
+        let scalar = first != 0x7B && first != 0x5B && first != 0x22
+        var i = pos
+        while true {
+            var end = -1
+            buf.withUnsafeBufferPointer { p in
+                while i < p.count {
+                    let b = p[i]
+                    if inString {
+                        if escape { escape = false }
+                        else if b == 0x5C { escape = true }
+                        else if b == 0x22 {
+                            inString = false
+                            if depth == 0 { end = i + 1; return }
+                        }
+                    } else if scalar {
+                        if b == 0x2C || b == 0x5D || b == 0x7D || b == 0x20 || b == 0x0A || b == 0x0D
+                            || b == 0x09 || b == 0x1E { end = i; return }
+                    } else {
+                        switch b {
+                        case 0x22: inString = true
+                        case 0x7B, 0x5B: depth += 1
+                        case 0x7D, 0x5D:
+                            depth -= 1
+                            if depth == 0 { end = i + 1; return }
+                            if depth < 0 { end = i; return }
+                        default: break
+                        }
+                    }
+                    i += 1
+                }
+            }
+            if end >= 0 {
+                if skipped > 0 || end - pos > limit {
+                    let total = skipped + (end - pos)
+                    pos = end
+                    return .tooLarge(total)
+                }
+                let r = pos..<end
+                pos = end
+                return .value(r)
+            }
+            if eof {
+                if scalar && i > pos { let r = pos..<i; pos = i; return .value(r) }
+                pos = i
+                return .broken("unexpected end of file inside a value")
+            }
+            // Over the limit: drop what was scanned, remember we are skipping.
+            if i - pos > limit {
+                skipped += i - pos
+                pos = i
+            }
+            let rel = i - pos
+            try ensure(rel + 1)
+            i = pos + rel
+        }
+    }
+
+    private func parse(_ r: Range<Int>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
+        buf.withUnsafeBufferPointer { p in
+            do throws(JSONParseError) {
+                return .success(try JSONParser.parse(UnsafeBufferPointer(rebasing: p[r]), maxDepth: maxDepth))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    // MARK: iteration
+
+    /// The next place or reject; nil at end of input. Throws only on I/O failure.
+    public func next() throws(FormatError) -> ReadItem? {
+        while true {
+            switch phase {
+            case .done:
+                return nil
+            case .betweenTexts:
+                guard let b = try peek() else { phase = .done; return nil }
+                guard b == 0x7B else {
+                    return broken("expected a GeoJSON object, found '\(Unicode.Scalar(b).escaped(asASCII: true))'")
+                }
+                topStart = dropped + pos
+                pos += 1
+                top = JSONObject()
+                topError = nil
+                phase = .inObject(first: true)
+            case .inObject(let first):
+                guard let b = try peek() else { return broken("unexpected end of file in the top-level object") }
+                if b == 0x7D {
+                    pos += 1
+                    phase = .betweenTexts
+                    if let item = finishTopObject() { return item }
+                    continue
+                }
+                if !first {
+                    guard b == 0x2C else { return broken("expected ',' or '}' in the top-level object") }
+                    pos += 1
+                }
+                guard try peek() == 0x22 else { return broken("expected a member name in the top-level object") }
+                guard case .value(let kr) = try scanValue(),
+                      case .success(.string(let key)) = parse(kr, maxDepth: 1) else {
+                    return broken("invalid member name in the top-level object")
+                }
+                guard try peek() == 0x3A else { return broken("expected ':' after \"\(key.prefix(40))\"") }
+                pos += 1
+                phase = .inObject(first: false)
+                if key == "features", try peek() == 0x5B {
+                    pos += 1
+                    top.append("features", .array([]))  // marks a streamed collection
+                    phase = .inFeatures(first: true)
+                    continue
+                }
+                switch try scanValue() {
+                case .value(let r):
+                    // Only members a Feature needs are kept: foreign members can't pile up.
+                    guard ["type", "id", "geometry", "properties"].contains(key) else { continue }
+                    switch parse(r, maxDepth: options.limits.maxDepth) {
+                    case .success(let v):
+                        if top.contains(key) { topError = "duplicate key \"\(key)\"" } else { top.append(key, v) }
+                    case .failure(let e): topError = topError ?? "\(key): \(e.message)"
+                    }
+                case .tooLarge(let n):
+                    topError = topError ?? "member \"\(key.prefix(40))\" is \(n) bytes, over the limit of \(options.limits.maxFeatureBytes)"
+                case .broken(let why):
+                    return broken(why)
+                }
+            case .inFeatures(let first):
+                guard let b = try peek() else { return broken("unexpected end of file in the features array") }
+                if b == 0x5D { pos += 1; phase = .inObject(first: false); continue }
+                if !first {
+                    guard b == 0x2C else { return broken("expected ',' or ']' between features") }
+                    pos += 1
+                }
+                phase = .inFeatures(first: false)
+                let index = featureIndex
+                featureIndex += 1
+                record += 1
+                let source = PlaceSource(file: file, record: record, position: .feature(index))
+                switch try scanValue() {
+                case .value(let r):
+                    switch parse(r, maxDepth: options.limits.maxDepth) {
+                    case .success(let v): return mapFeature(v, source: source)
+                    case .failure(let e):
+                        return .reject(Reject(source: source, field: nil, reason: "invalid JSON: \(e.message)"), raw: nil)
+                    }
+                case .tooLarge(let n):
+                    return .reject(Reject(source: source, field: nil,
+                                          reason: "feature is \(n) bytes, over the limit of \(options.limits.maxFeatureBytes)"), raw: nil)
+                case .broken(let why):
+                    return broken(why)
+                }
+            }
+        }
+    }
+
+    /// A top-level object ended: a Feature (single or in a sequence) yields a place or reject;
+    /// a FeatureCollection has already streamed its features.
+    private func finishTopObject() -> ReadItem? {
+        if top.contains("features") && top["type"] != .string("Feature") {
+            if let e = topError {
+                record += 1
+                return .reject(Reject(source: PlaceSource(file: file, record: record, position: .feature(featureIndex)),
+                                      field: nil, reason: "invalid FeatureCollection: \(e)"), raw: nil)
+            }
+            return nil
+        }
+        let index = featureIndex
+        featureIndex += 1
+        record += 1
+        let source = PlaceSource(file: file, record: record, position: .feature(index))
+        if let e = topError {
+            return .reject(Reject(source: source, field: nil, reason: "invalid JSON: \(e)"), raw: nil)
+        }
+        if case .string(let t)? = top["type"], t != "Feature" {
+            return .reject(Reject(source: source, field: "type",
+                                  reason: "top-level type \(t) not supported; FeatureCollection, Feature or a sequence of Features required"), raw: .feature(.object(top)))
+        }
+        return mapFeature(.object(top), source: source)
+    }
+
+    /// Framing is broken: report once, then stop — or, in an RFC 8142 sequence, resume at the next RS.
+    private func broken(_ why: String) -> ReadItem {
+        record += 1
+        let offset = dropped + pos
+        let reject = Reject(source: PlaceSource(file: file, record: record, position: .feature(featureIndex)),
+                            field: nil,
+                            reason: isSequence ? "malformed JSON text at byte \(offset): \(why); skipped to the next record separator"
+                                               : "malformed JSON at byte \(offset): \(why); the rest of the file is not read")
+        featureIndex += 1
+        if isSequence {
+            // RFC 8142 §2.4: skip to the next RS and carry on.
+            while true {
+                if pos >= buf.count {
+                    if eof { phase = .done; break }
+                    do { try ensure(1) } catch { phase = .done; break }
+                    continue
+                }
+                if buf[pos] == 0x1E { phase = .betweenTexts; break }
+                pos += 1
+                if pos > 1 << 16 { buf.removeSubrange(0..<pos); dropped += pos; pos = 0 }
+            }
+        } else {
+            phase = .done
+        }
+        return .reject(reject, raw: nil)
+    }
+
+    // MARK: mapping
+
+    private func mapFeature(_ v: JSONValue, source: PlaceSource) -> ReadItem {
+        func reject(_ field: String?, _ reason: String) -> ReadItem {
+            .reject(Reject(source: source, field: field, reason: reason), raw: .feature(v))
+        }
+        guard case .object(let f) = v else { return reject(nil, "feature must be an object, got \(v.typeName)") }
+        switch f["type"] {
+        case .string("Feature")?: break
+        case .string(let t)?: return reject("type", "type \(t) is not Feature")
+        case nil: return reject("type", "type missing, Feature required")
+        case let t?: return reject("type", "type must be a string, got \(t.typeName)")
+        }
+        var draft = PlaceDraft(source: source)
+        // Geometry: a Point, nothing else.
+        switch f["geometry"] {
+        case nil: return reject("geometry", "geometry missing, Point required")
+        case .null?: return reject("geometry", "geometry null, Point required")
+        case .object(let g)?:
+            guard case .string(let gt)? = g["type"] else { return reject("geometry", "geometry has no type, Point required") }
+            guard gt == "Point" else { return reject("geometry", "geometry type \(gt) not supported, Point required") }
+            guard case .array(let c)? = g["coordinates"], c.count >= 2 else {
+                return reject("geometry", "Point coordinates must be [longitude, latitude]")
+            }
+            // Altitude (a third position) has no place in the model and is not kept.
+            draft.longitude = c[0]
+            draft.latitude = c[1]
+        case let g?: return reject("geometry", "geometry must be an object, got \(g.typeName)")
+        }
+        switch f["id"] {
+        case nil, .null?: break
+        case .string?, .integer?, .double?: draft.id = f["id"]
+        case let i?: return reject("id", "id must be a string or a number, got \(i.typeName)")
+        }
+        switch f["properties"] {
+        case nil, .null?: break
+        case .object(let props)?:
+            var taken = Set<PlaceField>()
+            for m in props.members {
+                if let field = options.mapping.field(forColumn: m.key), !taken.contains(field),
+                   field != .latitude, field != .longitude, !(field == .id && draft.id != nil) {
+                    taken.insert(field)
+                    draft[field] = m.value
+                } else {
+                    draft.extra.append(m.key, m.value)
+                }
+            }
+        case let p?: return reject("properties", "properties must be an object, got \(p.typeName)")
+        }
+        switch PlaceValidator.validate(draft) {
+        case .success(let p): return .place(p)
+        case .failure(let r): return .reject(r, raw: .feature(v))
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Crypto
+import Foundation
+
+/// The stable identity of a place, used by PoiStore as the unique upsert key.
+///
+/// Recipe (also in README.md; changing it re-keys every stored place, so don't):
+/// 1. An `importKey` column/property, when present and non-blank, is the key verbatim (trimmed):
+///    files exported by `poi export` re-import as updates.
+/// 2. Else the `id` column or the Feature `id`: a string trimmed, an integer in decimal.
+/// 3. Else `sha256:` + lowercase hex SHA-256 of the UTF-8 bytes of
+///    `normalizedName + "\u{1F}" + fixed7(longitude) + "\u{1F}" + fixed7(latitude)`, where
+///    `normalizedName` is NFC, trimmed, inner whitespace runs collapsed to one space, lowercased
+///    (Unicode default case mapping, locale-independent), and `fixed7` is the coordinate rounded
+///    half away from zero to 7 decimals, written with exactly 7 decimals, no exponent, no "-0"
+///    (e.g. `-0.0000000` never appears; `2.35` → `2.3500000`).
+public enum ImportKey {
+    /// The hash-derived key for a place without an id.
+    public static func derived(name: String, coordinate: Coordinate) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(name.utf8.count + 32)
+        bytes.append(contentsOf: normalizeName(name).utf8)
+        bytes.append(0x1F)
+        FixedDecimal.append(coordinate.longitude, places: 7, trimZeros: false, to: &bytes)
+        bytes.append(0x1F)
+        FixedDecimal.append(coordinate.latitude, places: 7, trimZeros: false, to: &bytes)
+        let digest = SHA256.hash(data: bytes)
+        var out = "sha256:"
+        out.reserveCapacity(7 + 64)
+        let hex: [Character] = Array("0123456789abcdef")
+        for b in digest {
+            out.append(hex[Int(b >> 4)])
+            out.append(hex[Int(b & 0xF)])
+        }
+        return out
+    }
+
+    /// NFC, trimmed, whitespace collapsed, lowercased.
+    public static func normalizeName(_ name: String) -> String {
+        // ASCII fast path: NFC is the identity and case mapping is bytewise.
+        if name.utf8.allSatisfy({ $0 < 0x80 }) {
+            var out: [UInt8] = []
+            out.reserveCapacity(name.utf8.count)
+            var pendingSpace = false
+            for b in name.utf8 {
+                if b == 0x20 || (b >= 0x09 && b <= 0x0D) {
+                    pendingSpace = !out.isEmpty
+                    continue
+                }
+                if pendingSpace { out.append(0x20); pendingSpace = false }
+                out.append(b >= 0x41 && b <= 0x5A ? b + 0x20 : b)
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+        let nfc = name.precomposedStringWithCanonicalMapping
+        let words = nfc.unicodeScalars.split(whereSeparator: { $0.properties.isWhitespace })
+        let collapsed = words.map { String(String.UnicodeScalarView($0)) }.joined(separator: " ")
+        return collapsed.lowercased()
+    }
+}
+
+/// Fixed-point decimal text without exponent and without "-0": coordinates in keys and GeoJSON.
+public enum FixedDecimal {
+    /// Appends `value` rounded half away from zero to `places` decimals (0...15). `trimZeros`
+    /// drops trailing fractional zeros (and the point when nothing is left), as the writer does.
+    /// `value` must be finite with |value| * 10^places < 9.2e18 (coordinates always are).
+    public static func append(_ value: Double, places: Int, trimZeros: Bool, to out: inout [UInt8]) {
+        let p = max(0, min(15, places))
+        let scaled = (value * pow10[p]).rounded(.toNearestOrAwayFromZero)
+        var n = Int64(scaled)
+        if n == 0 {
+            out.append(0x30)
+            if !trimZeros && p > 0 {
+                out.append(0x2E)
+                for _ in 0..<p { out.append(0x30) }
+            }
+            return
+        }
+        if n < 0 { out.append(0x2D); n = -n }
+        let unit = pow10i[p]
+        appendDigits(UInt64(n / unit), to: &out)
+        var frac = UInt64(n % unit)
+        var width = p
+        if trimZeros {
+            while width > 0 && frac % 10 == 0 { frac /= 10; width -= 1 }
+        }
+        guard width > 0 else { return }
+        out.append(0x2E)
+        // Fractional digits, zero-padded to `width`, written right to left in place.
+        let start = out.count
+        for _ in 0..<width { out.append(0x30) }
+        var i = out.count
+        while frac > 0 { i -= 1; out[i] = UInt8(0x30 + frac % 10); frac /= 10 }
+        _ = start
+    }
+
+    /// Appends the decimal digits of `v` (no sign).
+    @inline(__always)
+    public static func appendDigits(_ v: UInt64, to out: inout [UInt8]) {
+        if v < 10 { out.append(UInt8(0x30 + v)); return }
+        let start = out.count
+        var x = v
+        while x > 0 { out.append(UInt8(0x30 + x % 10)); x /= 10 }
+        out[start...].reverse()
+    }
+
+    public static func string(_ value: Double, places: Int, trimZeros: Bool = false) -> String {
+        var b: [UInt8] = []
+        append(value, places: places, trimZeros: trimZeros, to: &b)
+        return String(decoding: b, as: UTF8.self)
+    }
+
+    static let pow10: [Double] = (0...15).map { p in (0..<p).reduce(1.0) { r, _ in r * 10 } }
+    static let pow10i: [Int64] = (0...15).map { p in (0..<p).reduce(Int64(1)) { r, _ in r * 10 } }
+}

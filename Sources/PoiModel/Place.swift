@@ -1,0 +1,115 @@
+/// The fields a place has; also the left-hand side of `--field FIELD=COLUMN`.
+public enum PlaceField: String, Sendable, CaseIterable, Hashable {
+    case name, placename, latitude, longitude, details, categories, image, id, importKey
+
+    /// Column/property names recognised without a `--field` override, already normalised with
+    /// `PlaceField.normalizeColumnName` (lowercased, spaces, `_` and `-` removed).
+    public var aliases: [String] {
+        switch self {
+        case .name: return ["name", "title"]
+        case .placename: return ["placename", "place", "address"]
+        case .latitude: return ["latitude", "lat", "y"]
+        case .longitude: return ["longitude", "lon", "lng", "long", "x"]
+        case .details: return ["details", "description", "desc"]
+        case .categories: return ["categories", "category", "tags"]
+        case .image: return ["image", "photo", "picture", "imagepath"]
+        case .id: return ["id"]
+        case .importKey: return ["importkey"]
+        }
+    }
+
+    /// Parses the FIELD side of `--field FIELD=COLUMN`; accepts field names and their aliases.
+    public init?(argument: String) {
+        let n = PlaceField.normalizeColumnName(argument)
+        guard let f = PlaceField.allCases.first(where: { $0.aliases.contains(n) }) else { return nil }
+        self = f
+    }
+
+    /// Case- and space-insensitive column name key: lowercased with whitespace, `_` and `-` removed,
+    /// so "Image Path", "image_path" and "IMAGEPATH" all match.
+    public static func normalizeColumnName(_ s: String) -> String {
+        String(String.UnicodeScalarView(s.lowercased().unicodeScalars.filter {
+            !($0.properties.isWhitespace || $0 == "_" || $0 == "-")
+        }))
+    }
+}
+
+/// Where a record came from: file, 1-based record number and either the physical line where a CSV
+/// record starts or the 0-based index of a GeoJSON feature (as in `.features[i]`).
+public struct PlaceSource: Sendable, Hashable {
+    public enum Position: Sendable, Hashable {
+        case line(Int)
+        case feature(Int)
+    }
+    public var file: String
+    public var record: Int
+    public var position: Position
+
+    public init(file: String, record: Int, position: Position) {
+        self.file = file
+        self.record = record
+        self.position = position
+    }
+
+    public var line: Int? { if case .line(let l) = position { return l } else { return nil } }
+    public var feature: Int? { if case .feature(let f) = position { return f } else { return nil } }
+
+    /// "file:12" for CSV, "file#feature 3" for GeoJSON: for messages.
+    public var description: String {
+        switch position {
+        case .line(let l): return "\(file):\(l) (record \(record))"
+        case .feature(let f): return "\(file): feature \(f) (record \(record))"
+        }
+    }
+}
+
+/// A validated point of interest, the shape PoiStore writes into `locations` (DESIGN.md §1).
+/// Optional strings are nil when absent or blank; all mapped strings are trimmed.
+public struct Place: Sendable, Hashable {
+    public var name: String
+    public var placename: String?
+    public var coordinate: Coordinate
+    public var details: String?
+    public var categories: [String]
+    /// The image reference as given by the input (usually a relative path); resolved by PoiJobs.
+    public var image: String?
+    /// Stable identity for upserts; see `ImportKey`.
+    public var importKey: String
+    /// Input columns/properties that map to no field, in input order (CSV values are strings,
+    /// GeoJSON values keep their JSON types).
+    public var extra: JSONObject
+    public var source: PlaceSource
+
+    public init(name: String, placename: String? = nil, coordinate: Coordinate, details: String? = nil,
+                categories: [String] = [], image: String? = nil, importKey: String,
+                extra: JSONObject = JSONObject(), source: PlaceSource) {
+        self.name = name
+        self.placename = placename
+        self.coordinate = coordinate
+        self.details = details
+        self.categories = categories
+        self.image = image
+        self.importKey = importKey
+        self.extra = extra
+        self.source = source
+    }
+}
+
+/// A record that failed mapping or validation. Good records keep flowing past it.
+public struct Reject: Sendable, Hashable, Error {
+    public var source: PlaceSource
+    /// The field (or column/property) at fault, nil when the whole record is bad.
+    public var field: String?
+    public var reason: String
+
+    public init(source: PlaceSource, field: String?, reason: String) {
+        self.source = source
+        self.field = field
+        self.reason = reason
+    }
+
+    /// One line for terminals: "file:12 (record 11): latitude: latitude 95.0 out of range [-90, 90]".
+    public var message: String {
+        "\(source.description): \(field.map { "\($0): " } ?? "")\(reason)"
+    }
+}

@@ -1,0 +1,191 @@
+/// A record after field mapping, before validation: what a reader extracted, still untrusted.
+/// CSV readers fill `.string` values; GeoJSON readers pass JSON values through.
+public struct PlaceDraft: Sendable {
+    public var name: JSONValue?
+    public var placename: JSONValue?
+    public var longitude: JSONValue?
+    public var latitude: JSONValue?
+    public var details: JSONValue?
+    public var categories: JSONValue?
+    public var image: JSONValue?
+    public var id: JSONValue?
+    public var importKey: JSONValue?
+    public var extra: JSONObject
+    public var source: PlaceSource
+
+    public init(source: PlaceSource) {
+        self.extra = JSONObject()
+        self.source = source
+    }
+
+    public subscript(field: PlaceField) -> JSONValue? {
+        get {
+            switch field {
+            case .name: return name
+            case .placename: return placename
+            case .latitude: return latitude
+            case .longitude: return longitude
+            case .details: return details
+            case .categories: return categories
+            case .image: return image
+            case .id: return id
+            case .importKey: return importKey
+            }
+        }
+        set {
+            switch field {
+            case .name: name = newValue
+            case .placename: placename = newValue
+            case .latitude: latitude = newValue
+            case .longitude: longitude = newValue
+            case .details: details = newValue
+            case .categories: categories = newValue
+            case .image: image = newValue
+            case .id: id = newValue
+            case .importKey: importKey = newValue
+            }
+        }
+    }
+}
+
+/// The validation rules of DESIGN.md §4, shared by `poi check`, `poi convert` and `poi import`.
+public enum PlaceValidator {
+    /// Validates a draft into a `Place`, or returns the first problem as a `Reject`.
+    /// Strings are valid UTF-8 by construction: readers refuse invalid bytes before building them.
+    public static func validate(_ d: PlaceDraft) -> Result<Place, Reject> {
+        func reject(_ field: PlaceField, _ reason: String) -> Result<Place, Reject> {
+            .failure(Reject(source: d.source, field: field.rawValue, reason: reason))
+        }
+        // name
+        let name: String
+        switch d.name {
+        case .string(let s)?:
+            name = trimWhitespace(s)
+            if name.isEmpty { return reject(.name, "name is empty") }
+        case nil, .null?:
+            return reject(.name, "name is missing")
+        case let v?:
+            return reject(.name, "name must be a string, got \(v.typeName)")
+        }
+        // coordinates
+        let lon: Double, lat: Double
+        switch number(d.longitude, PlaceField.longitude) {
+        case .success(let v): lon = v
+        case .failure(let r): return reject(.longitude, r.message)
+        }
+        switch number(d.latitude, PlaceField.latitude) {
+        case .success(let v): lat = v
+        case .failure(let r): return reject(.latitude, r.message)
+        }
+        let coordinate: Coordinate
+        do {
+            coordinate = try Coordinate.validated(longitude: lon, latitude: lat)
+        } catch {
+            return reject(error.field, error.message)
+        }
+        // optional strings
+        var optional: [PlaceField: String] = [:]
+        for f in [PlaceField.placename, .details, .image] {
+            switch d[f] {
+            case nil, .null?: break
+            case .string(let s)?:
+                let t = trimWhitespace(s)
+                if !t.isEmpty { optional[f] = t }
+            case let v?: return reject(f, "\(f.rawValue) must be a string, got \(v.typeName)")
+            }
+        }
+        // categories
+        var categories: [String] = []
+        switch d.categories {
+        case nil, .null?: break
+        case .string(let s)?: categories = Categories.parse(s)
+        case .array(let items)?:
+            var strings: [String] = []
+            for item in items {
+                guard case .string(let s) = item else {
+                    return reject(.categories, "categories must be strings, got \(item.typeName)")
+                }
+                // An array element may itself be "a;b": split the same way as CSV text.
+                strings.append(contentsOf: s.split(whereSeparator: { $0 == ";" || $0 == "|" }).map(String.init))
+            }
+            categories = Categories.normalize(strings)
+        case let v?: return reject(.categories, "categories must be a string or an array of strings, got \(v.typeName)")
+        }
+        // importKey: explicit key, else id, else derived.
+        var key: String?
+        var keyField: PlaceField?
+        for f in [PlaceField.importKey, .id] {
+            switch d[f] {
+            case nil, .null?: continue
+            case .string(let s)?:
+                let t = trimWhitespace(s)
+                if !t.isEmpty { key = t }
+            case .integer(let i)?: key = String(i)
+            case .double(let x)?:
+                key = (x == x.rounded() && abs(x) < 1e15) ? String(Int64(x)) : String(x)
+            case let v?: return reject(f, "\(f.rawValue) must be a string or a number, got \(v.typeName)")
+            }
+            if key != nil { keyField = f; break }
+        }
+        // An id that lost to an explicit importKey is kept in extra: nothing supplied is dropped.
+        var extra = d.extra
+        if keyField == .importKey, let id = d.id, id != .null, !extra.contains("id") {
+            if case .string(let s) = id, trimWhitespace(s).isEmpty {} else { extra.append("id", id) }
+        }
+        let place = Place(name: name, placename: optional[.placename], coordinate: coordinate,
+                          details: optional[.details], categories: categories, image: optional[.image],
+                          importKey: key ?? ImportKey.derived(name: name, coordinate: coordinate),
+                          extra: extra, source: d.source)
+        return .success(place)
+    }
+
+    /// A coordinate from a JSON number or from text (CSV, or a GeoJSON property given as string).
+    /// Why a coordinate value is unusable (user-facing text).
+    struct NumberProblem: Error { var message: String }
+
+    static func number(_ v: JSONValue?, _ field: PlaceField) -> Result<Double, NumberProblem> {
+        switch v {
+        case nil, .null?: return .failure(NumberProblem(message: "\(field.rawValue) is missing"))
+        case .integer(let i)?: return .success(Double(i))
+        case .double(let x)?: return .success(x)
+        case .string(let s)?:
+            let t = trimWhitespace(s)
+            if t.isEmpty { return .failure(NumberProblem(message: "\(field.rawValue) is empty")) }
+            guard let x = DecimalText.parse(t) else {
+                return .failure(NumberProblem(message: "\(field.rawValue) \"\(t.prefix(40))\" is not a number"))
+            }
+            return .success(x)
+        case let v?: return .failure(NumberProblem(message: "\(field.rawValue) must be a number, got \(v.typeName)"))
+        }
+    }
+}
+
+/// Strict decimal text: `[+-]digits[.digits][e[+-]digits]`. Refuses "NaN", "Infinity", hex
+/// floats and anything `strtod` would half-accept. A lone decimal comma ("48,85", common in
+/// semicolon-separated European exports) is read as a point when the text has no point.
+public enum DecimalText {
+    public static func parse(_ text: String) -> Double? {
+        var utf8 = Array(text.utf8)
+        if utf8.count > 64 { return nil }
+        var i = 0
+        let n = utf8.count
+        if i < n && (utf8[i] == 0x2B || utf8[i] == 0x2D) { i += 1 }
+        var digits = 0
+        while i < n && utf8[i] >= 0x30 && utf8[i] <= 0x39 { i += 1; digits += 1 }
+        if i < n && (utf8[i] == 0x2E || utf8[i] == 0x2C) {
+            if utf8[i] == 0x2C { utf8[i] = 0x2E }
+            i += 1
+            while i < n && utf8[i] >= 0x30 && utf8[i] <= 0x39 { i += 1; digits += 1 }
+        }
+        if digits == 0 { return nil }
+        if i < n && (utf8[i] == 0x65 || utf8[i] == 0x45) {
+            i += 1
+            if i < n && (utf8[i] == 0x2B || utf8[i] == 0x2D) { i += 1 }
+            var e = 0
+            while i < n && utf8[i] >= 0x30 && utf8[i] <= 0x39 { i += 1; e += 1 }
+            if e == 0 { return nil }
+        }
+        if i != n { return nil }
+        return Double(String(decoding: utf8, as: UTF8.self))
+    }
+}
