@@ -1,1 +1,0 @@
-// PoiJobs: see README.md in this folder.

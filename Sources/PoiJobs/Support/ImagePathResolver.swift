@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns an image reference from a dump into a file inside `--images-dir`, refusing anything that
+/// would read outside it. The check runs on the real path (symlinks resolved), so `..`, absolute
+/// paths and symlinks pointing out of the folder are all caught by the same rule.
+public struct ImagePathResolver: Sendable {
+    public let root: String
+
+    /// `root` must exist; it is resolved once so every check compares real paths.
+    public init(root: String) throws(ImageReferenceError) {
+        guard let real = Self.realPath(root) else { throw .imagesDirMissing(root) }
+        self.root = real
+    }
+
+    public func resolve(_ reference: String) throws(ImageReferenceError) -> String {
+        let ref = reference.trimmingCharacters(in: .whitespaces)
+        if ref.contains("://") { throw .unsupportedURL(ref) }
+        if ref.hasPrefix("/") { throw .absolutePath(ref) }
+        if ref.utf8.contains(0) { throw .notFound(ref) }
+        let joined = root == "/" ? "/" + ref : root + "/" + ref
+        guard let real = Self.realPath(joined) else {
+            // A path that does not exist can still be an escape attempt; say so rather than "missing".
+            if ref.split(separator: "/").contains("..") { throw .escapesImagesDir(ref) }
+            throw .notFound(ref)
+        }
+        guard real.hasPrefix(root == "/" ? "/" : root + "/") else { throw .escapesImagesDir(ref) }
+        return real
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
+public enum ImageReferenceError: Error, Sendable, Equatable, CustomStringConvertible {
+    case imagesDirMissing(String)
+    case absolutePath(String)
+    case unsupportedURL(String)
+    case escapesImagesDir(String)
+    case notFound(String)
+
+    public var description: String {
+        switch self {
+        case .imagesDirMissing(let d): return "images folder \(d) does not exist"
+        case .absolutePath(let p): return "\(p): absolute image paths are refused; give a path relative to --images-dir"
+        case .unsupportedURL(let p): return "\(p): image URLs are not supported; download the file and give its relative path"
+        case .escapesImagesDir(let p): return "\(p): refused, the path leads outside --images-dir"
+        case .notFound(let p): return "\(p): no such file"
+        }
+    }
+}
+
+import Foundation
