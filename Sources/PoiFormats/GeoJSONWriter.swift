@@ -145,10 +145,12 @@ public enum JSONEncoding {
             if !d.isFinite {
                 out.append(contentsOf: "null".utf8)  // unreachable from readers; JSON has no Inf/NaN
             } else if d == d.rounded(.towardZero) && abs(d) < 1e15 {
-                // Integral doubles as integers ("5", not "5.0"), and never "-0".
+                // Integral doubles keep a ".0" so they read back as doubles (types survive a
+                // round trip), and never "-0".
                 let i = Int64(d)
                 if i < 0 { out.append(0x2D) }
                 FixedDecimal.appendDigits(i.magnitude, to: &out)
+                out.append(contentsOf: ".0".utf8)
             } else {
                 out.append(contentsOf: d.description.utf8)  // shortest round-trip; valid JSON
             }
