@@ -17,6 +17,9 @@ public struct BSONDocument: Hashable, Sendable {
         self.bytes = bytes
     }
 
+    /// Bytes this module framed itself (builders): skips the framing check.
+    init(uncheckedBytes: [UInt8]) { bytes = uncheckedBytes }
+
     public init(_ pairs: KeyValuePairs<String, BSONValue>) {
         self.init()
         for (k, v) in pairs { append(k, v) }

@@ -21,6 +21,31 @@ enum LibBSON {
         return try body(ptr)
     }
 
+    /// Runs `body` with a read-only `bson_t` that points straight at `document`'s bytes (no copy:
+    /// `bson_init_static` in aligned scratch memory). libmongoc only reads it during the call.
+    static func withStaticPointer<R>(_ document: BSONDocument, _ body: (OpaquePointer) -> R) -> R {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: bsonTSize, alignment: bsonTAlignment)
+        defer { raw.deallocate() }
+        return withStaticPointer(document, scratch: raw, body)
+    }
+
+    /// Like `withStaticPointer`, with caller-owned scratch memory (`bsonTSize` bytes aligned to
+    /// `bsonTAlignment`) so a hot loop allocates nothing per document.
+    static func withStaticPointer<R>(_ document: BSONDocument, scratch: UnsafeMutableRawPointer,
+                                     _ body: (OpaquePointer) -> R) -> R {
+        document.bytes.withUnsafeBufferPointer { buf in
+            let b = OpaquePointer(scratch)
+            guard bson_init_static(b, buf.baseAddress, buf.count) else {
+                preconditionFailure("libbson refused a document PoiKit encoded")
+            }
+            return body(b)
+        }
+    }
+
+    static func allocateScratch() -> UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer.allocate(byteCount: bsonTSize, alignment: bsonTAlignment)
+    }
+
     /// Like `withPointer`, for an optional document (libmongoc takes NULL for "none").
     static func withOptionalPointer<R>(_ document: BSONDocument?, _ body: (OpaquePointer?) throws -> R) rethrows -> R {
         guard let document else { return try body(nil) }

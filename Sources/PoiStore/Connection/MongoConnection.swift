@@ -33,6 +33,8 @@ public final class MongoConnection: @unchecked Sendable {
     public let uriDatabase: String?
 
     public var redactedURI: String { redactor.redactedURI }
+    /// Size limits from `hello`, asked once per connection (bulk writes need them every batch).
+    let limitsCache = WriteLimitsCache()
 
     public init(uri uriString: String, options: ConnectionOptions = ConnectionOptions()) throws(StoreError) {
         _ = libmongocReady
@@ -76,6 +78,10 @@ public final class MongoConnection: @unchecked Sendable {
         defer { mongoc_client_pool_push(pool, client) }
         return try body(client)
     }
+
+    /// For objects that keep a client beyond one call (cursors): pair every pop with a push.
+    func popClient() -> OpaquePointer { mongoc_client_pool_pop(pool)! }
+    func pushClient(_ client: OpaquePointer) { mongoc_client_pool_push(pool, client) }
 
     /// Maps a libmongoc error (and the reply, when there is one) to a scrubbed `StoreError`.
     func storeError(_ error: bson_error_t, reply: BSONDocument? = nil) -> StoreError {

@@ -1,4 +1,5 @@
 import CMongoC
+import Foundation
 
 /// What the server says about itself, and what PoiKit found it can do (probed, never assumed).
 public struct ServerInfo: Sendable, Equatable {
@@ -11,7 +12,40 @@ public struct ServerInfo: Sendable, Equatable {
     public var isWritablePrimary: Bool
 }
 
+/// The limits a bulk write must respect (from `hello`).
+public struct WriteLimits: Sendable, Equatable {
+    public var maxBsonObjectSize: Int
+    public var maxMessageSizeBytes: Int
+    public var maxWriteBatchSize: Int
+
+    public init(maxBsonObjectSize: Int = 16 * 1024 * 1024, maxMessageSizeBytes: Int = 48_000_000,
+                maxWriteBatchSize: Int = 100_000) {
+        self.maxBsonObjectSize = maxBsonObjectSize
+        self.maxMessageSizeBytes = maxMessageSizeBytes
+        self.maxWriteBatchSize = maxWriteBatchSize
+    }
+}
+
+final class WriteLimitsCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: WriteLimits?
+    func get() -> WriteLimits? { lock.withLock { value } }
+    func set(_ v: WriteLimits) { lock.withLock { value = v } }
+}
+
 extension MongoConnection {
+    /// The server's write limits, cached after the first successful `hello`.
+    public func writeLimits() throws(StoreError) -> WriteLimits {
+        if let cached = limitsCache.get() { return cached }
+        let hello = try runCommand(["hello": 1], database: "admin")
+        let limits = WriteLimits(
+            maxBsonObjectSize: Int(hello["maxBsonObjectSize"]?.int64Value ?? 16 * 1024 * 1024),
+            maxMessageSizeBytes: Int(hello["maxMessageSizeBytes"]?.int64Value ?? 48_000_000),
+            maxWriteBatchSize: Int(hello["maxWriteBatchSize"]?.int64Value ?? 100_000))
+        limitsCache.set(limits)
+        return limits
+    }
+
     /// `buildInfo` + `hello`: version and the size limits bulk writes must respect.
     public func serverInfo() throws(StoreError) -> ServerInfo {
         let hello = try runCommand(["hello": 1], database: "admin")

@@ -1,0 +1,326 @@
+import CMongoC
+import Crypto
+import Foundation
+
+/// One document to upsert by its key (for places: `importKey`).
+public struct UpsertItem: Sendable {
+    /// The key's value; the document is matched on `{<keyField>: key}`.
+    public var key: BSONValue
+    /// The fields PoiKit owns on this document. They are set as given; fields not listed here
+    /// (e.g. `thumbnailId` set by another job, or the app's own edits to other fields) are kept.
+    public var fields: BSONDocument
+    /// Fields to remove because the caller no longer has them (e.g. an image that was dropped
+    /// from the input). Part of the digest, like `fields`.
+    public var unset: [String]
+
+    public init(key: BSONValue, fields: BSONDocument, unset: [String] = []) {
+        self.key = key
+        self.fields = fields
+        self.unset = unset
+    }
+}
+
+/// What happened to one item, in the caller's order.
+public enum UpsertOutcome: Sendable, Equatable {
+    /// New document; `id` is the `_id` the server gave it.
+    case inserted(id: BSONValue)
+    /// Existing document whose fields changed (`updated_at` moved).
+    case updated
+    /// Existing document already holding these fields (nothing written, `updated_at` kept).
+    case unchanged
+    /// Refused (by the server, or before sending when it could never be accepted); the rest of
+    /// the batch is unaffected. `code` is the server's error code (e.g. 11000 duplicate key).
+    case failed(code: Int, message: String)
+}
+
+public struct BulkUpsertResult: Sendable, Equatable {
+    /// One outcome per item, same order as the items given.
+    public var outcomes: [UpsertOutcome]
+    /// Batches that had to be sent again after a transient error.
+    public var retries = 0
+
+    public var inserted: Int { outcomes.count { if case .inserted = $0 { true } else { false } } }
+    public var updated: Int { outcomes.count { $0 == .updated } }
+    public var unchanged: Int { outcomes.count { $0 == .unchanged } }
+    public var failed: Int { outcomes.count { if case .failed = $0 { true } else { false } } }
+}
+
+public struct UpsertOptions: Sendable {
+    public var keyField = "importKey"
+    /// Holds a digest of `fields`: how "nothing changed" is detected, on the client (to skip the
+    /// write) and on the server (so `updated_at` only moves when the digest differs).
+    public var hashField = "contentHash"
+    public var createdField = "created_at"
+    public var updatedField = "updated_at"
+    /// The timestamp for `created_at`/`updated_at`; nil = the time of the call. One value for a
+    /// whole run lets `--since` pick up exactly what a run touched.
+    public var now: BSONDate? = nil
+    /// Items per bulk command (further limited by the server's maxWriteBatchSize and
+    /// maxMessageSizeBytes).
+    public var batchSize = 1_000
+    /// Reads the stored digests of a batch first and writes only new or changed items. Makes
+    /// reruns nearly free and gives exact per-item updated/unchanged outcomes.
+    public var skipUnchanged = true
+    /// Attempts per batch for transient errors (network, primary stepped down), with exponential
+    /// backoff starting at `initialBackoffMS`.
+    public var maxAttempts = 4
+    public var initialBackoffMS = 100
+
+    public init() {}
+}
+
+extension MongoCollection {
+    /// Upserts `items` by key, unordered: one bad item never stops the others.
+    ///
+    /// Each write is an update pipeline that merges the caller's fields (as `$literal`, so a
+    /// value such as "$100 burger" is never read as an expression), sets `created_at` only when
+    /// absent and moves `updated_at` only when the stored digest differs. Works on MongoDB 4.2+.
+    ///
+    /// Throws only when a whole batch could not be written (after retries for transient errors);
+    /// per-item refusals are in the outcomes.
+    public func upsert(_ items: [UpsertItem], options: UpsertOptions = UpsertOptions()) throws(StoreError) -> BulkUpsertResult {
+        let limits = try connection.writeLimits()
+        let now = options.now ?? BSONDate.now()
+        var result = BulkUpsertResult(outcomes: Array(repeating: .unchanged, count: items.count))
+        let template = PipelineTemplate(options: options, now: now)
+
+        // Room for the command envelope and the server-added fields of each document.
+        let messageBudget = limits.maxMessageSizeBytes - 16 * 1024
+        let perBatch = max(1, min(options.batchSize, limits.maxWriteBatchSize))
+
+        var batch: [Int] = []
+        var batchBytes = 0
+        var digests = [String](repeating: "", count: items.count)
+        func flush() throws(StoreError) {
+            if batch.isEmpty { return }
+            try writeBatch(batch, items: items, digests: digests, template: template,
+                           options: options, result: &result)
+            batch.removeAll(keepingCapacity: true)
+            batchBytes = 0
+        }
+        for (i, item) in items.enumerated() {
+            let size = item.fields.bytes.count + template.overhead
+            if size > limits.maxBsonObjectSize {
+                result.outcomes[i] = .failed(code: 10334, message:
+                    "document is \(item.fields.bytes.count) bytes; the server accepts at most "
+                    + "\(limits.maxBsonObjectSize) (maxBsonObjectSize), so it was not sent")
+                continue
+            }
+            digests[i] = Self.digest(item.fields, unset: item.unset)
+            if batch.count == perBatch || batchBytes + size > messageBudget { try flush() }
+            batch.append(i)
+            batchBytes += size
+        }
+        try flush()
+        return result
+    }
+
+    /// 128 bits of SHA-256 over the encoded fields: the same fields in the same order give the
+    /// same digest on every run and machine.
+    static func digest(_ fields: BSONDocument, unset: [String] = []) -> String {
+        var hasher = SHA256()
+        hasher.update(data: fields.bytes)
+        for name in unset { hasher.update(data: Array(name.utf8) + [0]) }
+        let d = hasher.finalize()
+        let hex = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        for (n, b) in d.enumerated() where n < 16 {
+            out.append(hex[Int(b >> 4)])
+            out.append(hex[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func storedDigests(_ indexes: [Int], items: [UpsertItem], options: UpsertOptions) throws(StoreError) -> [BSONValue: String] {
+        var b = BSONDocumentBuilder(reservingCapacity: 64 + indexes.count * 24)
+        b.openDocument(options.keyField)
+        b.openArray("$in")
+        for (n, i) in indexes.enumerated() { b.append(BSONDocumentBuilder.index(n), items[i].key) }
+        let filter = b.finish()
+        let projection: BSONDocument = [options.keyField: 1, options.hashField: 1, "_id": 0]
+        let cursor = try find(filter, projection: projection, batchSize: max(indexes.count, 1))
+        var stored: [BSONValue: String] = [:]
+        while let doc = try cursor.next() {
+            var key: BSONValue?
+            var hash = ""
+            for (k, v) in doc {
+                if k == options.keyField { key = v } else if k == options.hashField { hash = v.stringValue ?? "" }
+            }
+            if let key { stored[key] = hash }
+        }
+        return stored
+    }
+
+    private func writeBatch(_ indexes: [Int], items: [UpsertItem], digests: [String], template: PipelineTemplate,
+                            options: UpsertOptions, result: inout BulkUpsertResult) throws(StoreError) {
+        // What each item will be, as far as the stored digests tell.
+        var toWrite: [Int] = []
+        if options.skipUnchanged {
+            let stored = try withRetries(options, result: &result) { () throws(StoreError) in
+                try storedDigests(indexes, items: items, options: options)
+            }
+            for i in indexes {
+                if let h = stored[items[i].key] {
+                    if h == digests[i] { result.outcomes[i] = .unchanged; continue }
+                }
+                toWrite.append(i)
+            }
+        } else {
+            toWrite = indexes
+        }
+        if toWrite.isEmpty { return }
+
+        let reply = try withRetries(options, result: &result) { () throws(StoreError) -> BSONDocument in
+            try executeBulk(toWrite, items: items, digests: digests, template: template, options: options)
+        }
+
+        var done = Set<Int>()
+        for entry in reply["upserted"]?.arrayValue ?? [] {
+            guard let d = entry.documentValue, let n = d["index"]?.int64Value, n >= 0, Int(n) < toWrite.count else { continue }
+            result.outcomes[toWrite[Int(n)]] = .inserted(id: d["_id"] ?? .null)
+            done.insert(Int(n))
+        }
+        for entry in reply["writeErrors"]?.arrayValue ?? [] {
+            guard let d = entry.documentValue, let n = d["index"]?.int64Value, n >= 0, Int(n) < toWrite.count else { continue }
+            let message = connection.redactor.scrub(d["errmsg"]?.stringValue ?? "write error")
+            result.outcomes[toWrite[Int(n)]] = .failed(code: Int(d["code"]?.int64Value ?? 0), message: message)
+            done.insert(Int(n))
+        }
+        // The bulk reply counts modifications but does not say which: without the digest
+        // read, all-or-nothing is the best the counts can tell.
+        let nModified = reply["nModified"]?.int64Value ?? 0
+        for (n, i) in toWrite.enumerated() where !done.contains(n) {
+            if options.skipUnchanged {
+                result.outcomes[i] = .updated
+            } else {
+                result.outcomes[i] = nModified == 0 ? .unchanged : .updated
+            }
+        }
+        if let wce = reply["writeConcernErrors"]?.arrayValue?.first?.documentValue {
+            throw .server(code: Int(wce["code"]?.int64Value ?? 64), codeName: "WriteConcernFailed",
+                          message: connection.redactor.scrub(wce["errmsg"]?.stringValue ?? "write concern error"),
+                          labels: [])
+        }
+    }
+
+    /// Runs `body` up to `maxAttempts` times while it fails with a transient error.
+    func withRetries<R>(_ options: UpsertOptions, result: inout BulkUpsertResult,
+                        _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        var attempt = 1
+        var backoff = max(1, options.initialBackoffMS)
+        while true {
+            do {
+                return try body()
+            } catch {
+                guard error.isTransient, attempt < options.maxAttempts else { throw error }
+                attempt += 1
+                result.retries += 1
+                usleep(UInt32(min(backoff, 10_000)) * 1000)
+                backoff *= 2
+            }
+        }
+    }
+
+    /// One `mongoc_bulk_operation_t` for `indexes`. Returns the reply when the batch was
+    /// executed (write errors included); throws when it was not.
+    private func executeBulk(_ indexes: [Int], items: [UpsertItem], digests: [String], template: PipelineTemplate,
+                             options: UpsertOptions) throws(StoreError) -> BSONDocument {
+        try withCollection { (coll) throws(StoreError) -> BSONDocument in
+            let bulkOpts: BSONDocument = ["ordered": false]
+            let bulk = LibBSON.withStaticPointer(bulkOpts) { mongoc_collection_create_bulk_operation_with_opts(coll, $0)! }
+            defer { mongoc_bulk_operation_destroy(bulk) }
+            // Our documents are built by PoiKit; libmongoc's key validation would only cost CPU.
+            let updateOpts: BSONDocument = ["upsert": true, "validate": false]
+            let scratchA = LibBSON.allocateScratch(), scratchB = LibBSON.allocateScratch(), scratchC = LibBSON.allocateScratch()
+            defer { scratchA.deallocate(); scratchB.deallocate(); scratchC.deallocate() }
+            var sel = BSONDocumentBuilder(reservingCapacity: 64)
+            var error = bson_error_t()
+            for i in indexes {
+                sel.append(options.keyField, items[i].key)
+                let selector = sel.finish()
+                let pipeline = template.pipeline(key: items[i].key, fields: items[i].fields, unset: items[i].unset,
+                                                 digest: digests[i])
+                let ok = LibBSON.withStaticPointer(selector, scratch: scratchA) { s in
+                    LibBSON.withStaticPointer(pipeline, scratch: scratchB) { p in
+                        LibBSON.withStaticPointer(updateOpts, scratch: scratchC) { o in
+                            mongoc_bulk_operation_update_one_with_opts(bulk, s, p, o, &error)
+                        }
+                    }
+                }
+                if !ok { throw connection.storeError(error) }
+            }
+            let (server, reply) = LibBSON.withReply { reply in mongoc_bulk_operation_execute(bulk, reply, &error) }
+            if server == 0 {
+                // Write errors are per item and reported in the reply; anything else sank the batch.
+                let writeErrors = reply["writeErrors"]?.arrayValue ?? []
+                if writeErrors.isEmpty { throw connection.storeError(error, reply: reply) }
+            }
+            return reply
+        }
+    }
+}
+
+/// Builds the per-item update pipeline:
+///
+///     [{ $replaceWith: { $mergeObjects: [ "$$ROOT", { $literal: <fields> },
+///        { <key>: { $literal: <key value> }, <hash>: <digest>,
+///          created_at: { $ifNull: ["$created_at", { $literal: now }] },
+///          updated_at: { $cond: [ { $eq: ["$<hash>", <digest>] }, "$updated_at", { $literal: now } ] } } ] } }]
+///
+/// followed by `{ $unset: [...] }` when the item lists fields to remove.
+/// `$mergeObjects` over `$$ROOT` keeps fields the caller does not own (thumbnailId, the app's).
+struct PipelineTemplate {
+    let options: UpsertOptions
+    let now: BSONDate
+    let hashPath: String
+    let updatedPath: String
+    let createdPath: String
+    /// Bytes the pipeline adds around the fields (generous; for size checks).
+    let overhead = 512
+
+    init(options: UpsertOptions, now: BSONDate) {
+        self.options = options
+        self.now = now
+        hashPath = "$" + options.hashField
+        updatedPath = "$" + options.updatedField
+        createdPath = "$" + options.createdField
+    }
+
+    func pipeline(key: BSONValue, fields: BSONDocument, unset: [String], digest: String) -> BSONDocument {
+        var b = BSONDocumentBuilder(reservingCapacity: fields.bytes.count + 320)
+        b.openDocument("0")
+        b.openDocument("$replaceWith")
+        b.openArray("$mergeObjects")
+        b.append("0", string: "$$ROOT")
+        b.openDocument("1")
+        b.append("$literal", document: fields)
+        b.close()
+        b.openDocument("2")
+        b.openDocument(options.keyField); b.append("$literal", key); b.close()
+        b.append(options.hashField, string: digest)
+        b.openDocument(options.createdField)
+        b.openArray("$ifNull")
+        b.append("0", string: createdPath)
+        b.openDocument("1"); b.append("$literal", date: now); b.close()
+        b.close()
+        b.close()
+        b.openDocument(options.updatedField)
+        b.openArray("$cond")
+        b.openDocument("0")
+        b.openArray("$eq")
+        b.append("0", string: hashPath)
+        b.append("1", string: digest)
+        b.close()
+        b.close()
+        b.append("1", string: updatedPath)
+        b.openDocument("2"); b.append("$literal", date: now); b.close()
+        b.close(); b.close(); b.close(); b.close(); b.close(); b.close()  // $cond, updated, 2, $mergeObjects, $replaceWith, 0
+        if !unset.isEmpty {
+            b.openDocument("1")
+            b.append("$unset", strings: unset)
+            b.close()
+        }
+        return b.finish()
+    }
+}
