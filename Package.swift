@@ -33,7 +33,8 @@ let package = Package(
         .target(name: "PoiImaging", dependencies: ["CCodecs"]),
         .target(name: "PoiStore", dependencies: ["CMongoC",
                                                  .product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore"]),
+        .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore",
+                                               .product(name: "Crypto", package: "swift-crypto")]),
         .executableTarget(name: "poi", dependencies: [
             "PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,0 +1,256 @@
+import Foundation
+import PoiFormats
+import PoiImaging
+import PoiModel
+import PoiStore
+
+/// `poi import`: dumps → validated places → stored images → upserted `locations`.
+///
+/// Streaming: records are read one at a time and handled in windows of `batchSize` places; a
+/// window's images are worked on by `jobs` threads, then its places go to the server in one bulk
+/// upsert. Memory is bounded by the window, whatever the input size.
+///
+/// Crash safety comes from the order inside a window — image bytes, then their `files`
+/// documents, then the places that point at them — and from idempotent keys: a rerun finds stored
+/// images by SHA-256 and upserts places by `importKey`, so it completes the job without duplicates.
+public final class ImportJob {
+    public let options: ImportOptions
+    private let places: (any PlaceRepository)?
+    private let images: any ImageRepository
+    private let observer: JobObserver
+    private var summary = ImportSummary()
+    private let started = Date()
+    private var lastProgress = Date.distantPast
+
+    /// Image links by content, and content by path, across windows (bounded: cleared when full,
+    /// the repository lookup is the fallback).
+    private var linksBySHA: [String: PlaceDocument.ImageLinks] = [:]
+    private var shaByPath: [String: String] = [:]
+    private var failureBySHA: [String: String] = [:]
+    private static let cacheLimit = 100_000
+
+    /// `places`/`images` nil with `options.dryRun`: nothing is written.
+    public init(options: ImportOptions, places: (any PlaceRepository)?, images: (any ImageRepository)?,
+                observer: @escaping JobObserver = { _ in }) {
+        self.options = options
+        self.places = options.dryRun ? nil : places
+        self.images = options.dryRun ? DryRunImages() : (images ?? DryRunImages())
+        self.observer = observer
+        summary.dryRun = options.dryRun
+    }
+
+    public func run(files: [String]) throws(JobError) -> ImportSummary {
+        if files.count > 1 && options.rejectsPath != nil {
+            throw .configuration("--rejects names one file, but \(files.count) inputs were given; leave it out to write NAME.rejects.* beside each input")
+        }
+        for file in files {
+            try importFile(file)
+            summary.files += 1
+        }
+        summary.seconds = Date().timeIntervalSince(started)
+        report(force: true)
+        return summary
+    }
+
+    // MARK: One file
+
+    private struct Pending {
+        var place: Place
+        var links: PlaceDocument.ImageLinks?
+    }
+
+    private func importFile(_ file: String) throws(JobError) {
+        let reader: PlaceReader
+        do { reader = try PlaceReader(path: file, options: options.read) } catch { throw .input(error) }
+        let rejectsPath = options.rejectsPath ?? ImportOptions.defaultRejectsPath(for: file, format: reader.format)
+        let style: RejectsWriter.Style = reader.format == .csv
+            ? .csv(header: reader.csvHeader ?? [], delimiter: reader.csvDelimiter ?? UInt8(ascii: ","))
+            : .geojson
+        let rejects = RejectsWriter(path: rejectsPath, style: style)
+        let imagesRoot = options.imagesDir ?? Self.folder(of: file)
+        let resolver = Result { () throws(ImageReferenceError) in try ImagePathResolver(root: imagesRoot) }
+        let rebuilder = RawRecordRebuilder(format: reader.format, header: reader.csvHeader, mapping: options.read.mapping)
+
+        var window: [Place] = []
+        do throws(JobError) {
+            while true {
+                let item: ReadItem?
+                do { item = try reader.next() } catch { throw JobError.input(error) }
+                guard let item else { break }
+                summary.rowsRead += 1
+                switch item {
+                case .reject(let reject, let raw):
+                    try addReject(reject, raw: raw, to: rejects)
+                case .place(let place):
+                    guard options.shard.contains(key: place.importKey) else { summary.skippedByShard += 1; continue }
+                    window.append(place)
+                    if window.count >= options.batchSize {
+                        try flush(window, resolver: resolver, rejects: rejects, rebuilder: rebuilder)
+                        window.removeAll(keepingCapacity: true)
+                    }
+                }
+            }
+            if !window.isEmpty { try flush(window, resolver: resolver, rejects: rejects, rebuilder: rebuilder) }
+            do { try rejects.finish() } catch { throw JobError.output("cannot write rejects file \(rejectsPath): \(error)") }
+        } catch {
+            // Keep what the rejects file has so far from replacing a complete one.
+            rejects.abandon()
+            throw error
+        }
+        if rejects.count > 0 { summary.rejectsFiles.append(rejectsPath) }
+    }
+
+    private func addReject(_ reject: Reject, raw: RawRecord?, to rejects: RejectsWriter) throws(JobError) {
+        summary.rejected += 1
+        observer(.rejected(reject))
+        do { try rejects.add(reject, raw: raw) } catch { throw .output("cannot write rejects file \(rejects.path): \(error)") }
+    }
+
+    // MARK: One window
+
+    private func flush(_ window: [Place], resolver: Result<ImagePathResolver, ImageReferenceError>,
+                       rejects: RejectsWriter, rebuilder: RawRecordRebuilder) throws(JobError) {
+        var pending = window.map { Pending(place: $0, links: nil) }
+        var imageFailures: [Int: String] = [:]
+        try attachImages(&pending, failures: &imageFailures, resolver: resolver)
+
+        var writes: [PlaceWrite] = []
+        var writeIndex: [Int] = []
+        for (i, item) in pending.enumerated() {
+            if let reason = imageFailures[i] {
+                summary.imagesFailed += 1
+                if options.requireImages {
+                    try addReject(Reject(source: item.place.source, field: "image", reason: reason),
+                                  raw: rebuilder.raw(for: item.place), to: rejects)
+                    continue
+                }
+                observer(.imageProblem(ImageProblem(location: item.place.source.description,
+                                                    image: item.place.image ?? "", reason: reason)))
+            }
+            let fields = PlaceDocument.fields(for: item.place, links: item.links)
+            writes.append(PlaceWrite(importKey: item.place.importKey, set: fields.set, unset: fields.unset))
+            writeIndex.append(i)
+        }
+
+        guard let places else {
+            summary.inserted += writes.count  // dry run: every valid place would be written
+            report()
+            return
+        }
+        let outcomes: [UpsertOutcome]
+        do { outcomes = try places.upsert(writes) } catch { throw JobError.from(store: error) }
+        for (k, outcome) in outcomes.enumerated() {
+            switch outcome {
+            case .inserted: summary.inserted += 1
+            case .updated: summary.updated += 1
+            case .unchanged: summary.unchanged += 1
+            case .failed(let reason):
+                let place = pending[writeIndex[k]].place
+                try addReject(Reject(source: place.source, field: nil, reason: "refused by the server: \(reason)"),
+                              raw: rebuilder.raw(for: place), to: rejects)
+            }
+        }
+        report()
+    }
+
+    /// Resolves, reads, hashes and stores each distinct image of the window once.
+    private func attachImages(_ pending: inout [Pending], failures: inout [Int: String],
+                              resolver: Result<ImagePathResolver, ImageReferenceError>) throws(JobError) {
+        // 1. References → real paths (or the reason they are refused).
+        var pathOf: [Int: String] = [:]
+        for (i, item) in pending.enumerated() {
+            guard let reference = item.place.image, !reference.isEmpty else { continue }
+            do {
+                pathOf[i] = try resolver.get().resolve(reference)
+            } catch {
+                failures[i] = error.description
+            }
+        }
+        // 2. Read and hash each distinct path not seen before (in parallel).
+        let unseen = Array(Set(pathOf.values).filter { path in
+            guard let sha = shaByPath[path] else { return true }
+            return linksBySHA[sha] == nil && failureBySHA[sha] == nil
+        }).sorted()
+        let ingest = ImageIngest(repository: images, spec: options.thumbnail, decode: options.decode,
+                                 maxFileBytes: options.maxImageFileBytes)
+        struct ReadResult: Sendable { var bytes: [UInt8]?; var sha: String?; var error: String? }
+        let reads = WorkerPool.map(count: unseen.count, jobs: options.jobs) { k -> ReadResult in
+            switch ingest.read(path: unseen[k]) {
+            case .success(let bytes): return ReadResult(bytes: bytes, sha: ImageIngest.sha256Hex(bytes))
+            case .failure(let e): return ReadResult(error: e.reason)
+            }
+        }
+        var readErrors: [String: String] = [:]
+        var bytesBySHA: [String: (bytes: [UInt8], path: String)] = [:]
+        for (k, r) in reads.enumerated() {
+            if let sha = r.sha, let bytes = r.bytes {
+                remember(path: unseen[k], sha: sha)
+                if linksBySHA[sha] == nil && failureBySHA[sha] == nil && bytesBySHA[sha] == nil {
+                    bytesBySHA[sha] = (bytes, unseen[k])
+                }
+            } else {
+                readErrors[unseen[k]] = r.error ?? "unreadable"
+            }
+        }
+        // 3. Store each distinct content not linked yet (in parallel), then link every place.
+        let work = bytesBySHA.keys.sorted()
+        let inputs = work.map { (sha: $0, bytes: bytesBySHA[$0]!.bytes, name: (bytesBySHA[$0]!.path as NSString).lastPathComponent) }
+        bytesBySHA.removeAll()
+        let outcomes = WorkerPool.map(count: inputs.count, jobs: options.jobs) { k -> IngestOutcome in
+            ingest.ingest(bytes: inputs[k].bytes, sha256: inputs[k].sha, name: inputs[k].name)
+        }
+        var fresh: Set<String> = []
+        for (k, outcome) in outcomes.enumerated() {
+            switch outcome {
+            case .stored(let links, let newOriginal, let newThumbnail):
+                remember(sha: work[k], links: links)
+                if newOriginal { summary.imagesStored += 1; fresh.insert(work[k]) }
+                if newThumbnail { summary.thumbnailsMade += 1 }
+            case .failed(let reason):
+                failureBySHA[work[k]] = reason
+            case .storeFailure(let error):
+                throw JobError.from(store: error)
+            }
+        }
+        var firstUse: Set<String> = []
+        for (i, path) in pathOf {
+            if let error = readErrors[path] { failures[i] = "\(pending[i].place.image ?? path): \(error)"; continue }
+            guard let sha = shaByPath[path] else { failures[i] = "\(path): unreadable"; continue }
+            if let reason = failureBySHA[sha] { failures[i] = reason; continue }
+            guard let links = linksBySHA[sha] else { failures[i] = "image could not be stored"; continue }
+            pending[i].links = links
+            // The first place to use a freshly stored image did not reuse it; every other did.
+            if fresh.contains(sha) && !firstUse.contains(sha) { firstUse.insert(sha) } else { summary.imagesReused += 1 }
+        }
+    }
+
+    private func remember(path: String, sha: String) {
+        if shaByPath.count >= Self.cacheLimit { forgetCaches() }
+        shaByPath[path] = sha
+    }
+
+    private func remember(sha: String, links: PlaceDocument.ImageLinks) {
+        if linksBySHA.count >= Self.cacheLimit { forgetCaches() }
+        linksBySHA[sha] = links
+    }
+
+    private func forgetCaches() {
+        shaByPath.removeAll()
+        linksBySHA.removeAll()
+        failureBySHA.removeAll()
+    }
+
+    private func report(force: Bool = false) {
+        let now = Date()
+        guard force || now.timeIntervalSince(lastProgress) >= 0.2 else { return }
+        lastProgress = now
+        observer(.progress(JobProgress(items: summary.rowsRead, total: nil,
+                                       images: summary.imagesStored + summary.imagesReused,
+                                       seconds: now.timeIntervalSince(started))))
+    }
+
+    static func folder(of file: String) -> String {
+        let dir = (file as NSString).deletingLastPathComponent
+        return dir.isEmpty ? "." : dir
+    }
+}

@@ -1,0 +1,33 @@
+import PoiFormats
+import PoiImaging
+
+public struct ImportOptions: Sendable {
+    public var read = ReadOptions()
+    /// Folder image paths resolve against; nil: each input file's own folder.
+    public var imagesDir: String?
+    /// Default `256x256 inside`, format auto (PNG when the source has alpha, else JPEG q85).
+    public var thumbnail = try! ThumbnailSpec()
+    public var decode = DecodeOptions()
+    /// Reject a row whose image cannot be stored, instead of importing the place without it.
+    public var requireImages = false
+    /// Rejects file for a single input; nil: `NAME.rejects.csv` / `.rejects.geojson` beside it.
+    public var rejectsPath: String?
+    public var dryRun = false
+    public var jobs = 1
+    public var shard = Shard.all
+    /// Places per bulk write and per window of image work (bounds memory).
+    public var batchSize = 500
+    /// Image files over this size are refused before they are read.
+    public var maxImageFileBytes = 256 << 20
+
+    public init() {}
+
+    /// `places.csv` → `places.rejects.csv`, `dump.json` → `dump.rejects.geojson`.
+    public static func defaultRejectsPath(for input: String, format: InputFormat) -> String {
+        let slash = input.lastIndex(of: "/")
+        let dir = slash.map { String(input[...$0]) } ?? ""
+        var base = slash.map { String(input[input.index(after: $0)...]) } ?? input
+        if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
+        return dir + base + (format == .csv ? ".rejects.csv" : ".rejects.geojson")
+    }
+}
