@@ -27,9 +27,9 @@ public enum ImageCodec {
         let image = try decodeC(bytes, options: options, scaleDenominator: 1, shrink: 1, info: &info)
         if orient && info.orientation != 1 {
             let eight = try to8Bit(image)
-            return PixelBuffer(copying: try oriented(eight, info.orientation).raw)
+            return PixelBuffer(copying: try oriented(eight, info.orientation))
         }
-        return PixelBuffer(copying: image.raw)
+        return PixelBuffer(copying: image)
     }
 
     public static func decode(_ bytes: [UInt8], options: DecodeOptions = DecodeOptions(),

@@ -3,7 +3,7 @@ import CCodecs
 /// Decoded pixels, row-major, tightly packed (`width * channels` samples per row).
 /// Channels: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA; alpha is straight (not premultiplied).
 /// 16-bit PNGs keep their full precision: `bitDepth == 16` and samples are native-endian UInt16.
-public struct PixelBuffer: Sendable, Hashable {
+public struct PixelBuffer: Sendable, Hashable, CustomStringConvertible {
     public let width: Int
     public let height: Int
     public let channels: Int
@@ -23,6 +23,8 @@ public struct PixelBuffer: Sendable, Hashable {
 
     public var hasAlpha: Bool { channels == 2 || channels == 4 }
 
+    public var description: String { "PixelBuffer(\(width)x\(height), \(channels) channels, \(bitDepth)-bit)" }
+
     /// Sample value (0–255 or 0–65535).
     public func sample(x: Int, y: Int, channel: Int) -> Int {
         let index = (y * width + x) * channels + channel
@@ -30,8 +32,13 @@ public struct PixelBuffer: Sendable, Hashable {
         return bytes.withUnsafeBytes { Int($0.load(fromByteOffset: index * 2, as: UInt16.self)) }
     }
 
-    /// Copies a CCodecs image (which may have row padding) into a packed buffer.
-    init(copying c: cc_image) {
+    /// Copies a CCodecs image (which may have row padding) into a packed buffer. Takes the owner,
+    /// not the raw struct, so the pixels cannot be freed while they are being copied.
+    init(copying image: CImage) {
+        self = withExtendedLifetime(image) { PixelBuffer(copyingRaw: image.raw) }
+    }
+
+    private init(copyingRaw c: cc_image) {
         let bps = Int(c.bytes_per_sample)
         let w = Int(c.width), h = Int(c.height), ch = Int(c.channels)
         let rowBytes = w * ch * bps

@@ -1,0 +1,167 @@
+import Testing
+@testable import CCodecs
+@testable import PoiImaging
+
+@Suite struct ThumbnailSpecTests {
+    @Test func canonicalStringRoundTrips() throws {
+        let spec = try ThumbnailSpec(width: 256, height: 256, fit: .inside, format: .jpeg, quality: 85)
+        #expect(spec.canonical == "256x256 inside jpeg q85")
+        #expect(try ThumbnailSpec(parsing: "256x256 inside jpeg q85") == spec)
+        let other = try ThumbnailSpec(width: 320, height: 200, fit: .cover, format: .auto, quality: 70, progressive: true)
+        #expect(other.canonical == "320x200 cover auto q70 progressive")
+        #expect(try ThumbnailSpec(parsing: other.canonical) == other)
+        #expect(try ThumbnailSpec(parsing: "128") == ThumbnailSpec(width: 128, height: 128))
+    }
+
+    @Test func invalidSpecsNameTheProblem() {
+        #expect(throws: ImageError.invalidSpec("size must look like 256x256, got '256x'")) {
+            try ThumbnailSpec(parsing: "256x")
+        }
+        #expect(throws: ImageError.invalidSpec("quality must be 1...100, got 0")) {
+            try ThumbnailSpec(quality: 0)
+        }
+        #expect(throws: ImageError.invalidSpec("size must be between 1x1 and 16384x16384, got 0x10")) {
+            try ThumbnailSpec(width: 0, height: 10)
+        }
+        #expect(throws: ImageError.invalidSpec("unknown word 'sideways' in '64x64 sideways'")) {
+            try ThumbnailSpec(parsing: "64x64 sideways")
+        }
+    }
+}
+
+@Suite struct ThumbnailPlanTests {
+    static func info(_ w: Int, _ h: Int, orientation: Int = 1) -> ImageInfo {
+        var c = cc_info()
+        c.format = CC_FORMAT_JPEG
+        c.width = UInt32(w)
+        c.height = UInt32(h)
+        c.channels = 3
+        c.bit_depth = 8
+        c.orientation = Int32(orientation)
+        return ImageInfo(c)
+    }
+
+    @Test func jpegShrinkOnLoadPicksTheSmallestDCTScaleStillLargeEnough() throws {
+        let spec = try ThumbnailSpec(width: 256, height: 256)
+        // 6000x4000 -> 256x171: 1/8 gives 750x500, enough.
+        let big = ThumbnailPlan(source: Self.info(6000, 4000), spec: spec)
+        #expect(big.jpegScaleDenominator == 8)
+        #expect(big.storedOutputWidth == 256 && big.storedOutputHeight == 171)
+        // 1600x1200 -> 256x192: 1/8 gives 200x150 (too small), 1/4 gives 400x300.
+        #expect(ThumbnailPlan(source: Self.info(1600, 1200), spec: spec).jpegScaleDenominator == 4)
+        // Already small: no reduction and no upscaling.
+        let small = ThumbnailPlan(source: Self.info(200, 100), spec: spec)
+        #expect(small.jpegScaleDenominator == 1)
+        #expect(small.storedOutputWidth == 200 && small.storedOutputHeight == 100)
+        // PNG box shrink leaves the Lanczos step at least a 2x reduction: 6000/256 = 23.4 -> 11.
+        #expect(big.pngShrink == 11)
+    }
+
+    @Test func coverCropsTheCentreAndOrientationSwapsAxes() throws {
+        let spec = try ThumbnailSpec(width: 100, height: 100, fit: .cover)
+        let plan = ThumbnailPlan(source: Self.info(400, 200), spec: spec)
+        #expect(plan.storedOutputWidth == 100 && plan.storedOutputHeight == 100)
+        #expect(plan.storedCrop == (100, 0, 200, 200))
+        let inside = try ThumbnailSpec(width: 100, height: 100)
+        // Stored 200x400 with orientation 6 displays as 400x200 -> 100x50 displayed, 50x100 stored.
+        let rotated = ThumbnailPlan(source: Self.info(200, 400, orientation: 6), spec: inside)
+        #expect(rotated.storedOutputWidth == 50 && rotated.storedOutputHeight == 100)
+    }
+}
+
+@Suite struct ThumbnailerTests {
+    @Test func insideAndCoverProduceTheRequestedSizes() throws {
+        let bytes = try Fixtures.load().bytes("jpeg_baseline_420.jpg") // 67x45
+        let inside = try Thumbnailer.make(from: bytes, spec: ThumbnailSpec(width: 32, height: 32))
+        #expect(inside.width == 32 && inside.height == 21)
+        #expect(inside.format == .jpeg && inside.contentType == "image/jpeg")
+        #expect(Array(inside.data.prefix(3)) == [0xFF, 0xD8, 0xFF])
+        let decoded = try ImageCodec.probe(inside.data)
+        #expect(decoded.width == 32 && decoded.height == 21 && decoded.orientation == 1)
+
+        let cover = try Thumbnailer.make(from: bytes, spec: ThumbnailSpec(width: 32, height: 32, fit: .cover, format: .png))
+        #expect(cover.width == 32 && cover.height == 32 && cover.format == .png)
+        #expect(try ImageCodec.probe(cover.data).width == 32)
+    }
+
+    @Test func smallSourcesAreNotUpscaled() throws {
+        let bytes = try Fixtures.load().bytes("png_rgb8.png") // 67x45
+        let t = try Thumbnailer.make(from: bytes, spec: ThumbnailSpec(width: 256, height: 256))
+        #expect(t.width == 67 && t.height == 45)
+        // Same size, lossless out: the resampler at scale 1 must be the identity.
+        #expect(t.format == .jpeg)
+        let png = try Thumbnailer.make(from: bytes, spec: ThumbnailSpec(width: 256, height: 256, format: .png))
+        #expect(try ImageCodec.decode(png.data) == ImageCodec.decode(bytes))
+    }
+
+    @Test func autoFormatKeepsAlphaInPNG() throws {
+        let fx = try Fixtures.load()
+        let alpha = try Thumbnailer.make(from: try fx.bytes("png_palette_trns.png"), spec: ThumbnailSpec(width: 32, height: 32))
+        #expect(alpha.format == .png)
+        #expect(try ImageCodec.probe(alpha.data).hasAlpha)
+        let opaque = try Thumbnailer.make(from: try fx.bytes("png_gray16.png"), spec: ThumbnailSpec(width: 32, height: 32))
+        #expect(opaque.format == .jpeg)
+        #expect(try ImageCodec.probe(opaque.data).channels == 1)
+    }
+
+    @Test func alphaIsResampledPremultiplied() throws {
+        // Left half fully transparent *red*, right half opaque white. Premultiplied filtering must
+        // not let the invisible red bleed into the visible edge pixels.
+        let w = 64, h = 16
+        var rgba = [UInt8](repeating: 0, count: w * h * 4)
+        for y in 0..<h {
+            for x in 0..<w {
+                let i = (y * w + x) * 4
+                if x < w / 2 { rgba[i] = 255 } else { rgba[i] = 255; rgba[i + 1] = 255; rgba[i + 2] = 255; rgba[i + 3] = 255 }
+            }
+        }
+        // Encoded with CCodecs' PNG writer (Pillow is not needed for a synthetic image).
+        var encoded: UnsafeMutablePointer<UInt8>? = nil
+        var length = 0
+        rgba.withUnsafeMutableBufferPointer { buf in
+            var src = cc_image(pixels: buf.baseAddress, width: UInt32(w), height: UInt32(h), channels: 4,
+                               bytes_per_sample: 1, stride: w * 4)
+            #expect(cc_encode_png(&src, 6, &encoded, &length).status == CC_OK)
+        }
+        let png = Array(UnsafeBufferPointer(start: encoded, count: length))
+        cc_free(encoded)
+
+        let t = try Thumbnailer.make(from: png, spec: ThumbnailSpec(width: 16, height: 16))
+        #expect(t.format == .png && t.width == 16 && t.height == 4)
+        let p = try ImageCodec.decode(t.data)
+        var checked = 0
+        for y in 0..<p.height {
+            for x in 0..<p.width where p.sample(x: x, y: y, channel: 3) >= 8 {
+                #expect(p.sample(x: x, y: y, channel: 1) >= 254, "green at \(x),\(y)")
+                #expect(p.sample(x: x, y: y, channel: 2) >= 254, "blue at \(x),\(y)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 32)
+        #expect(p.sample(x: 0, y: 0, channel: 3) == 0)
+        #expect(p.sample(x: 15, y: 0, channel: 3) == 255)
+    }
+
+    @Test func sixteenBitSourceThumbnailMatchesItsEightBitReduction() throws {
+        // A 16-bit gray image thumbnailed at scale 1 (PNG out) equals the correctly rounded 8-bit
+        // reduction of its samples: (v * 255 + 32767) / 65535, not the high or low byte.
+        let fx = try Fixtures.load()
+        let bytes = try fx.bytes("png_gray16.png")
+        let t = try Thumbnailer.make(from: bytes, spec: ThumbnailSpec(width: 256, height: 256, format: .png))
+        let out = try ImageCodec.decode(t.data)
+        let ref = try fx.bytes("png_gray16.ref")
+        var maxErr = 0
+        for i in 0..<(67 * 45) {
+            let v = Int(ref[2 * i]) | Int(ref[2 * i + 1]) << 8
+            maxErr = max(maxErr, abs(Int(out.bytes[i]) - (v * 255 + 32767) / 65535))
+        }
+        #expect(out.width == 67 && out.bitDepth == 8)
+        #expect(maxErr == 0)
+    }
+
+    @Test func progressiveJPEGOutput() throws {
+        let bytes = try Fixtures.load().bytes("jpeg_444.jpg")
+        let t = try Thumbnailer.make(from: bytes, spec: ThumbnailSpec(width: 40, height: 40, format: .jpeg, progressive: true))
+        #expect(try ImageCodec.probe(t.data).isProgressive)
+    }
+}
