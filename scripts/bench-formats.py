@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Formats benchmark (issue 4): `poi check` vs Python csv / json.load, `poi convert` vs ogr2ogr,
+and peak RSS on a 10x larger input. Run through `make bench-formats` (scripts/bench-formats.sh).
+
+Inputs are generated deterministically into .bench/ (git-ignored): N rows of CSV and the same
+places as a GeoJSON FeatureCollection, plus 10x versions for the memory check.
+"""
+import csv, json, os, random, shutil, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, ".bench")
+POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
+PY = sys.executable
+N = int(os.environ.get("BENCH_ROWS", "100000"))
+REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
+
+WORDS = ["Café", "Museum", "Tower", "Bridge", "Park", "Garden", "Old", "New", "Grand", "Little",
+         "故宫", "المسجد", "Straße", "Église", "Plaza", "Market", "Station", "🗽", "Hall", "Gate"]
+TAGS = ["museum", "cafe", "park", "history", "art", "food", "landmark", "bridge", "church", "shop"]
+
+
+def generate(n, csv_path, geojson_path):
+    if os.path.exists(csv_path) and os.path.exists(geojson_path):
+        return
+    rng = random.Random(4)
+    tmp_csv, tmp_geo = csv_path + ".tmp", geojson_path + ".tmp"
+    with open(tmp_csv, "w", newline="", encoding="utf-8") as c, open(tmp_geo, "w", encoding="utf-8") as g:
+        w = csv.writer(c)
+        w.writerow(["id", "name", "address", "lat", "lon", "description", "tags", "photo", "opening_hours"])
+        g.write('{"type":"FeatureCollection","features":[\n')
+        for i in range(n):
+            name = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4))) + f" {i}"
+            lat = round(rng.uniform(-90, 90), 7)
+            lon = round(rng.uniform(-180, 180), 7)
+            pid = f"p-{i}" if i % 2 == 0 else ""          # half the rows derive importKey by hash
+            addr = f"{rng.randint(1, 999)} {rng.choice(WORDS)} Street, City {i % 1000}"
+            desc = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
+            if i % 50 == 0:
+                desc += ',\n"quoted" second line'
+            tags = ";".join(rng.sample(TAGS, rng.randint(0, 3)))
+            photo = f"images/{i}.jpg" if i % 3 == 0 else ""
+            hours = "09:00-17:00" if i % 4 else ""
+            w.writerow([pid, name, addr, f"{lat}", f"{lon}", desc, tags, photo, hours])
+            props = {"name": name, "address": addr, "description": desc,
+                     "categories": [t for t in tags.split(";") if t], "opening_hours": hours}
+            if photo:
+                props["image"] = photo
+            feat = {"type": "Feature", "geometry": {"type": "Point", "coordinates": [lon, lat]}, "properties": props}
+            if pid:
+                feat["id"] = pid
+            g.write(("," if i else "") + json.dumps(feat, ensure_ascii=False) + "\n")
+        g.write("]}\n")
+    os.replace(tmp_csv, csv_path)
+    os.replace(tmp_geo, geojson_path)
+
+
+def run(cmd):
+    """Wall seconds (best of REPEAT) and peak RSS in MB of `cmd` (a child process)."""
+    best, rss = None, 0.0
+    for _ in range(REPEAT):
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        dt = time.perf_counter() - t0
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 1):
+            sys.exit(f"failed ({code}): {' '.join(cmd)}")
+        best = dt if best is None else min(best, dt)
+        rss = max(rss, usage.ru_maxrss / 1024.0)   # Linux: KiB
+    return best, rss
+
+
+def main():
+    if not os.access(POI, os.X_OK):
+        sys.exit(f"{POI} not found: build it first (swift build -c release --product poi)")
+    os.makedirs(BENCH, exist_ok=True)
+    csv_s, geo_s = os.path.join(BENCH, f"places-{N}.csv"), os.path.join(BENCH, f"places-{N}.geojson")
+    csv_l, geo_l = os.path.join(BENCH, f"places-{N * 10}.csv"), os.path.join(BENCH, f"places-{N * 10}.geojson")
+    generate(N, csv_s, geo_s)
+    generate(N * 10, csv_l, geo_l)
+
+    py_csv = [PY, "-c", "import csv,sys\nn=0\nfor r in csv.reader(open(sys.argv[1],newline='',encoding='utf-8')): n+=1", csv_s]
+    py_json = [PY, "-c", "import json,sys\nd=json.load(open(sys.argv[1],encoding='utf-8'))\nn=len(d['features'])", geo_s]
+    rows = []
+
+    def row(task, ours, peer, peer_name, target):
+        t1, m1 = ours
+        if peer is None:
+            rows.append((task, t1, m1, peer_name, None, None, None, target))
+            return
+        t2, m2 = peer
+        rows.append((task, t1, m1, peer_name, t2, m2, t1 / t2, target))
+
+    row("check CSV", run([POI, "check", csv_s]), run(py_csv), "python csv", "<= 0.33")
+    row("check GeoJSON", run([POI, "check", geo_s]), run(py_json), "python json.load", "<= 0.33")
+    out = os.path.join(BENCH, "out.geojson")
+    ogr = shutil.which("ogr2ogr")
+    ours_conv = run([POI, "convert", csv_s, "-o", out, "--quiet"])
+    if ogr:
+        ogr_out = os.path.join(BENCH, "ogr.geojson")
+        def ogr_cmd():
+            if os.path.exists(ogr_out):
+                os.remove(ogr_out)
+            return [ogr, "-f", "GeoJSON", "-lco", "RFC7946=YES", "-oo", "X_POSSIBLE_NAMES=lon",
+                    "-oo", "Y_POSSIBLE_NAMES=lat", ogr_out, csv_s]
+        best = None
+        for _ in range(REPEAT):   # ogr2ogr refuses to overwrite: fresh output per run
+            t, m = (lambda c: run_once(c))(ogr_cmd())
+            best = (t, m) if best is None or t < best[0] else best
+        row("convert CSV->GeoJSON", ours_conv, best, "ogr2ogr RFC7946", "<= 0.5")
+    else:
+        row("convert CSV->GeoJSON", ours_conv, None, "ogr2ogr (SKIPPED: gdal-bin not installed)", "")
+
+    small_csv, large_csv = run([POI, "check", csv_s]), run([POI, "check", csv_l])
+    small_geo, large_geo = run([POI, "check", geo_s]), run([POI, "check", geo_l])
+    conv_large = run([POI, "convert", geo_l, "-o", out, "--quiet"])
+
+    print(f"\nFormats benchmark: {N} places (best of {REPEAT}); peak RSS from wait4/getrusage")
+    print(f"{'task':<22} {'poi s':>8} {'poi MB':>8}  {'peer':<18} {'peer s':>8} {'peer MB':>8} {'ratio':>7}  target")
+    for task, t1, m1, peer, t2, m2, ratio, target in rows:
+        if t2 is None:
+            print(f"{task:<22} {t1:8.3f} {m1:8.1f}  {peer}")
+        else:
+            ok = "ok" if ratio <= float(target.split()[-1]) else "MISSED"
+            print(f"{task:<22} {t1:8.3f} {m1:8.1f}  {peer:<18} {t2:8.3f} {m2:8.1f} {ratio:7.2f}  {target} {ok}")
+    print(f"\nMemory: 10x larger input ({N * 10} places) must raise peak RSS by < 20 MB")
+    for name, s, l in [("check CSV", small_csv, large_csv), ("check GeoJSON", small_geo, large_geo)]:
+        d = l[1] - s[1]
+        print(f"  {name:<16} {s[1]:6.1f} MB -> {l[1]:6.1f} MB  (+{d:.1f} MB) {'ok' if d < 20 else 'MISSED'}"
+              f"   time {s[0]:.3f}s -> {l[0]:.3f}s")
+    print(f"  convert GeoJSON {N * 10}: {conv_large[0]:.3f}s, {conv_large[1]:.1f} MB")
+
+
+def run_once(cmd):
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(cmd)}")
+    return time.perf_counter() - t0, usage.ru_maxrss / 1024.0
+
+
+if __name__ == "__main__":
+    main()
