@@ -36,3 +36,8 @@ demo: build
 clean:
 	-@scripts/db.sh stop
 	rm -rf .build .data out
+
+# Formats benchmark (issue 4): poi check/convert vs Python csv/json and ogr2ogr, peak RSS on 10x input.
+.PHONY: bench-formats
+bench-formats:
+	@scripts/bench-formats.sh

@@ -15,6 +15,7 @@ struct Poi: AsyncParsableCommand {
         version: PoiVersion.string,
         subcommands: [
             DoctorCommand.self,
+            CheckCommand.self, ConvertCommand.self,
             ThumbCommand.self,
         ]
     )
