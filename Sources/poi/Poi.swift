@@ -15,8 +15,9 @@ struct Poi: AsyncParsableCommand {
         version: PoiVersion.string,
         subcommands: [
             DoctorCommand.self,
-            CheckCommand.self, ConvertCommand.self,
             ThumbCommand.self,
+            ImportCommand.self,
+            CheckCommand.self, ConvertCommand.self,
         ]
     )
 }

@@ -124,7 +124,7 @@ public final class ImportJob {
                                   raw: rebuilder.raw(for: item.place), to: rejects)
                     continue
                 }
-                observer(.imageProblem(ImageProblem(location: item.place.source.description,
+                observer(.imageProblem(ImageProblem(source: item.place.source, location: item.place.source.description,
                                                     image: item.place.image ?? "", reason: reason)))
             }
             let fields = PlaceDocument.fields(for: item.place, links: item.links)
@@ -137,7 +137,7 @@ public final class ImportJob {
             report()
             return
         }
-        let outcomes: [UpsertOutcome]
+        let outcomes: [PlaceWriteOutcome]
         do { outcomes = try places.upsert(writes) } catch { throw JobError.from(store: error) }
         for (k, outcome) in outcomes.enumerated() {
             switch outcome {
@@ -214,8 +214,8 @@ public final class ImportJob {
         }
         var firstUse: Set<String> = []
         for (i, path) in pathOf {
-            if let error = readErrors[path] { failures[i] = "\(pending[i].place.image ?? path): \(error)"; continue }
-            guard let sha = shaByPath[path] else { failures[i] = "\(path): unreadable"; continue }
+            if let error = readErrors[path] { failures[i] = error; continue }
+            guard let sha = shaByPath[path] else { failures[i] = "unreadable"; continue }
             if let reason = failureBySHA[sha] { failures[i] = reason; continue }
             guard let links = linksBySHA[sha] else { failures[i] = "image could not be stored"; continue }
             pending[i].links = links

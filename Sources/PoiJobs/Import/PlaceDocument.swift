@@ -13,6 +13,10 @@ public enum PlaceDocument {
     /// records (ids, timestamps), so they are not kept under `extra`; the import recomputes them.
     public static let generatedProperties: Set<String> = ["imageId", "thumbnailId", "created_at", "updated_at"]
 
+    /// Columns a rejects file adds (`_line`, `_feature`, `_field`, `_reason`): dropped when the
+    /// fixed file is imported again, so they never end up under `extra`.
+    public static let rejectsAnnotations: Set<String> = ["_line", "_feature", "_field", "_reason"]
+
     /// The image links a place gets once its photo is stored.
     public struct ImageLinks: Sendable, Hashable {
         public var imageId: ObjectId
@@ -44,7 +48,9 @@ public enum PlaceDocument {
         } else {
             unset.append(contentsOf: ["imageId", "thumbnailId"])
         }
-        let extra = place.extra.members.filter { !generatedProperties.contains($0.key) }
+        let extra = place.extra.members.filter {
+            !generatedProperties.contains($0.key) && !rejectsAnnotations.contains($0.key)
+        }
         set.append("extra", .document(BSONDocument(extra.map { ($0.key, bson($0.value)) })))
         var source: BSONDocument = ["file": .string((place.source.file as NSString).lastPathComponent)]
         switch place.source.position {

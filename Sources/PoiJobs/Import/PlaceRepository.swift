@@ -12,7 +12,7 @@ public struct PlaceWrite: Sendable {
     }
 }
 
-public enum UpsertOutcome: Sendable, Equatable {
+public enum PlaceWriteOutcome: Sendable, Equatable {
     case inserted
     case updated
     case unchanged
@@ -24,5 +24,5 @@ public enum UpsertOutcome: Sendable, Equatable {
 public protocol PlaceRepository: Sendable {
     /// Upserts by `importKey`; returns one outcome per item, in the items' order. Throws only
     /// when the batch as a whole could not be written (server gone, not authorised, …).
-    func upsert(_ items: [PlaceWrite]) throws -> [UpsertOutcome]
+    func upsert(_ items: [PlaceWrite]) throws -> [PlaceWriteOutcome]
 }

@@ -50,10 +50,10 @@ public enum ImageReferenceError: Error, Sendable, Equatable, CustomStringConvert
     public var description: String {
         switch self {
         case .imagesDirMissing(let d): return "images folder \(d) does not exist"
-        case .absolutePath(let p): return "\(p): absolute image paths are refused; give a path relative to --images-dir"
-        case .unsupportedURL(let p): return "\(p): image URLs are not supported; download the file and give its relative path"
-        case .escapesImagesDir(let p): return "\(p): refused, the path leads outside --images-dir"
-        case .notFound(let p): return "\(p): no such file"
+        case .absolutePath: return "absolute image paths are refused; give a path relative to --images-dir"
+        case .unsupportedURL: return "image URLs are not supported; download the file and give its relative path"
+        case .escapesImagesDir: return "refused, the path leads outside --images-dir"
+        case .notFound: return "no such file"
         }
     }
 }

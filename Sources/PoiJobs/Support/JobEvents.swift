@@ -30,6 +30,8 @@ public struct JobProgress: Sendable {
 }
 
 public struct ImageProblem: Sendable, Hashable {
+    /// The record that referenced the image (import), nil for a stored file (thumbnails).
+    public var source: PlaceSource?
     /// Where the image was referenced ("places.csv:17 (record 16)"), or the stored file's id.
     public var location: String
     /// The reference as given, or the stored file's name.

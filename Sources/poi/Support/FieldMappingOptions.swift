@@ -40,12 +40,15 @@ struct FieldMappingOptions: ParsableArguments {
 /// How a reject is shown in text output, the same in every command:
 /// `places.csv:12: record 11: latitude: latitude 95.0 out of range [-90, 90]`.
 func rejectLine(_ r: Reject) -> String {
-    let whereText: String
-    switch r.source.position {
-    case .line(let l): whereText = "\(r.source.file):\(l): record \(r.source.record)"
-    case .feature(let f): whereText = "\(r.source.file): feature \(f) (record \(r.source.record))"
+    "\(sourceLocation(r.source)): \(r.field.map { "\($0): " } ?? "")\(r.reason)"
+}
+
+/// `places.csv:12: record 11` or `dump.geojson: feature 3 (record 4)`: where a record came from.
+func sourceLocation(_ source: PlaceSource) -> String {
+    switch source.position {
+    case .line(let l): return "\(source.file):\(l): record \(source.record)"
+    case .feature(let f): return "\(source.file): feature \(f) (record \(source.record))"
     }
-    return "\(whereText): \(r.field.map { "\($0): " } ?? "")\(r.reason)"
 }
 
 /// A reject as a JSON object, for `--json` outputs.

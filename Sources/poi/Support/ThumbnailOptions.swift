@@ -1,0 +1,54 @@
+import ArgumentParser
+import PoiImaging
+
+/// `--size`, `--fit`, `--format`, `--quality`, `--max-pixels`: the thumbnail recipe and decode
+/// limits shared by `import` and `thumbnails`.
+struct ThumbnailOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Thumbnail box, WIDTHxHEIGHT.", valueName: "WxH"))
+    var size: String = "256x256"
+
+    @Option(help: ArgumentHelp("inside: fit in the box, keep the aspect ratio; cover: fill the box, centre crop.",
+                               valueName: "inside|cover"))
+    var fit: String = "inside"
+
+    @Option(help: ArgumentHelp("auto: PNG when the image has alpha, JPEG otherwise.", valueName: "auto|jpeg|png"))
+    var format: String = "auto"
+
+    @Option(help: "JPEG quality, 1-100.")
+    var quality: Int = 85
+
+    @Option(help: "Refuse images with more pixels than this, before decoding them.")
+    var maxPixels: Int = DecodeOptions.defaultMaxPixels
+
+    func spec() throws -> ThumbnailSpec {
+        do {
+            let (w, h) = try ThumbnailSpec.parseSize(size)
+            guard let fit = ThumbnailSpec.Fit(rawValue: fit) else { throw ValidationError("--fit must be inside or cover, got \(fit)") }
+            guard let format = ThumbnailSpec.Format(rawValue: format) else {
+                throw ValidationError("--format must be auto, jpeg or png, got \(format)")
+            }
+            return try ThumbnailSpec(width: w, height: h, fit: fit, format: format, quality: quality)
+        } catch let error as ImageError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    func decodeOptions() throws -> DecodeOptions {
+        guard maxPixels >= 1 else { throw ValidationError("--max-pixels must be at least 1") }
+        return DecodeOptions(maxPixels: maxPixels)
+    }
+}
+
+/// `--jobs N`, default: every core.
+struct ParallelOptions: ParsableArguments {
+    @Option(name: .shortAndLong, help: "Worker threads for image work (default: the number of cores).")
+    var jobs: Int?
+
+    var resolvedJobs: Int { jobs ?? ProcessInfo.processInfo.activeProcessorCount }
+
+    func validate() throws {
+        if let jobs, jobs < 1 || jobs > 256 { throw ValidationError("--jobs must be between 1 and 256") }
+    }
+}
+
+import Foundation
