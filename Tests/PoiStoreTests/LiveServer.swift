@@ -25,3 +25,23 @@ enum LiveServer {
         "poikit_test_\(label)_\(ObjectId().hex.suffix(10))"
     }
 }
+
+extension LiveServer {
+    /// A fresh database on the live server (nil after a SKIPPED line when none is configured).
+    /// Drop it with `defer { LiveServer.drop(db) }`.
+    static func database(_ label: String, for test: String = #function) throws -> MongoDatabase? {
+        guard let connection = try connect(for: test) else { return nil }
+        return MongoDatabase(connection: connection, name: uniqueDatabase(label))
+    }
+
+    static func drop(_ db: MongoDatabase) { _ = try? db.drop() }
+
+    /// Prints the SKIPPED line for a capability the server lacks; returns whether to go on.
+    static func require(_ capability: Capability, _ what: String, for test: String = #function) -> Bool {
+        if case .unsupported(let reason) = capability {
+            print("SKIPPED \(test): the server lacks \(what): \(reason)")
+            return false
+        }
+        return true
+    }
+}

@@ -38,27 +38,62 @@ extension StoreLayout {
 }
 
 extension MongoCollection {
-    /// Creates `indexes`. Idempotent: the server treats an identical existing index as done; an
-    /// existing index with the same name but other options is reported (IndexOptionsConflict)
-    /// rather than dropped, because dropping someone's index is not PoiKit's call.
+    /// Creates those of `indexes` that do not exist yet. Idempotent without relying on the
+    /// server's own same-spec check (servers differ on which options count as "the same"): an
+    /// index already present under the same name with the same keys is left alone; one with the
+    /// same name but other keys is reported, never dropped, because dropping someone's index is
+    /// not PoiKit's call.
     public func createIndexes(_ indexes: [IndexModel]) throws(StoreError) {
-        guard !indexes.isEmpty else { return }
+        let existing = try indexSpecs()
+        var missing: [IndexModel] = []
+        for index in indexes {
+            guard let spec = existing.first(where: { $0["name"]?.stringValue == index.name }) else {
+                missing.append(index)
+                continue
+            }
+            let keys = spec["key"]?.documentValue ?? BSONDocument()
+            let unique = spec["unique"]?.boolValue ?? false
+            guard Self.sameKeys(keys, index.keys), unique == index.unique else {
+                throw .server(code: 85, codeName: "IndexOptionsConflict", message:
+                    "collection \(name) already has an index named \(index.name) with keys \(keys)"
+                    + "\(unique ? " (unique)" : ""), but PoiKit needs \(index.keys)\(index.unique ? " (unique)" : ""); "
+                    + "drop or rename that index, then run again", labels: [])
+            }
+        }
+        guard !missing.isEmpty else { return }
         _ = try runCommand([
             "createIndexes": .string(name),
-            "indexes": .array(indexes.map { .document($0.spec) }),
+            "indexes": .array(missing.map { .document($0.spec) }),
         ])
     }
 
-    /// Names of the collection's indexes (empty when the collection does not exist).
-    public func indexNames() throws(StoreError) -> [String] {
+    /// Index keys compare by field order and value, with numbers compared numerically (a shell
+    /// may have written `1.0` where PoiKit writes `1`).
+    static func sameKeys(_ a: BSONDocument, _ b: BSONDocument) -> Bool {
+        let x = Array(a), y = Array(b)
+        guard x.count == y.count else { return false }
+        for (p, q) in zip(x, y) {
+            guard p.key == q.key else { return false }
+            if let m = p.value.doubleValue, let n = q.value.doubleValue { if m != n { return false } } else if p.value != q.value { return false }
+        }
+        return true
+    }
+
+    /// The index specifications `listIndexes` returns (empty when the collection does not exist).
+    public func indexSpecs() throws(StoreError) -> [BSONDocument] {
         do {
             let reply = try runCommand(["listIndexes": .string(name)])
             let batch = reply["cursor"]?.documentValue?["firstBatch"]?.arrayValue ?? []
-            return batch.compactMap { $0.documentValue?["name"]?.stringValue }
+            return batch.compactMap(\.documentValue)
         } catch {
             if case .server(let code, _, _, _) = error, code == 26 { return [] }
             throw error
         }
+    }
+
+    /// Names of the collection's indexes (empty when the collection does not exist).
+    public func indexNames() throws(StoreError) -> [String] {
+        try indexSpecs().compactMap { $0["name"]?.stringValue }
     }
 }
 

@@ -1,0 +1,180 @@
+import Testing
+@testable import PoiStore
+
+@Suite struct BulkUpsertTests {
+    static func place(_ i: Int, name: String? = nil) -> UpsertItem {
+        var b = BSONDocumentBuilder()
+        b.append("importKey", string: "k\(i)")
+        b.append("name", string: name ?? "Place \(i)")
+        b.openDocument("location")
+        b.append("type", string: "Point")
+        b.openArray("coordinates")
+        b.append("0", double: Double(i % 360) - 180 + 0.5)
+        b.append("1", double: Double(i % 170) - 85 + 0.25)
+        b.close(); b.close()
+        b.append("categories", strings: ["c\(i % 7)"])
+        return UpsertItem(key: .string("k\(i)"), fields: b.finish())
+    }
+
+    @Test func fiveThousandTwiceLeavesFiveThousandAndSecondRunChangesNothing() throws {
+        guard let db = try LiveServer.database("bulk5k") else { return }
+        defer { LiveServer.drop(db) }
+        try db.ensureIndexes()
+        let items = (0..<5_000).map { Self.place($0) }
+        var options = UpsertOptions()
+        options.now = BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)
+
+        let first = try db.locations.upsert(items, options: options)
+        #expect(first.outcomes.count == 5_000)
+        #expect(first.inserted == 5_000)
+        #expect(first.updated == 0 && first.unchanged == 0 && first.failed == 0)
+        #expect(try db.locations.count() == 5_000)
+
+        options.now = BSONDate(millisecondsSinceEpoch: 1_800_000_000_000)
+        let second = try db.locations.upsert(items, options: options)
+        #expect(second.inserted == 0)
+        #expect(second.unchanged == 5_000)
+        #expect(second.updated == 0 && second.failed == 0)
+        #expect(try db.locations.count() == 5_000)
+        // Nothing changed, so updated_at kept the first run's time.
+        #expect(try db.locations.count(["updated_at": .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_000))]) == 5_000)
+        #expect(try db.locations.count(["created_at": .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_000))]) == 5_000)
+    }
+
+    @Test func updatedAtMovesOnlyWhenSomethingChangedAndCreatedAtNever() throws {
+        guard let db = try LiveServer.database("bulkchange") else { return }
+        defer { LiveServer.drop(db) }
+        try db.ensureIndexes()
+        let t1 = BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)
+        let t2 = BSONDate(millisecondsSinceEpoch: 1_700_000_100_000)
+        var options = UpsertOptions()
+        options.now = t1
+        _ = try db.locations.upsert([Self.place(1), Self.place(2), Self.place(3)], options: options)
+        try db.locations.updateOne(filter: ["importKey": "k2"], set: ["thumbnailId": "5f1d7a0c9b1e8a0012345678"])
+
+        options.now = t2
+        let result = try db.locations.upsert([Self.place(1), Self.place(2, name: "Renamed"), Self.place(3)], options: options)
+        #expect(result.outcomes == [.unchanged, .updated, .unchanged])
+
+        let renamed = try #require(try db.locations.findOne(["importKey": "k2"]))
+        #expect(renamed["name"] == .string("Renamed"))
+        #expect(renamed["created_at"] == .date(t1))
+        #expect(renamed["updated_at"] == .date(t2))
+        #expect(renamed["thumbnailId"] == .string("5f1d7a0c9b1e8a0012345678"))  // not ours: kept
+        let same = try #require(try db.locations.findOne(["importKey": "k1"]))
+        #expect(same["updated_at"] == .date(t1))
+
+        // Without the client-side digest read, the server-side condition still keeps updated_at.
+        options.skipUnchanged = false
+        options.now = BSONDate(millisecondsSinceEpoch: 1_700_000_200_000)
+        let forced = try db.locations.upsert([Self.place(1)], options: options)
+        #expect(forced.outcomes == [.unchanged])
+        #expect(try db.locations.findOne(["importKey": "k1"])?["updated_at"] == .date(t1))
+    }
+
+    @Test func valuesThatLookLikeExpressionsAreStoredLiterallyAndUnsetRemovesFields() throws {
+        guard let db = try LiveServer.database("bulkliteral") else { return }
+        defer { LiveServer.drop(db) }
+        let fields: BSONDocument = [
+            "name": "$100 burger", "details": "$$ROOT", "categories": ["$a", "b"],
+            "extra": .document(["$weird": 1, "a.b": "x"]), "imageId": "5f1d7a0c9b1e8a0012345678",
+        ]
+        let r1 = try db.locations.upsert([UpsertItem(key: "$key", fields: fields)])
+        guard case .inserted(let id) = r1.outcomes.first else { Issue.record("not inserted: \(r1.outcomes)"); return }
+        let doc = try #require(try db.locations.findOne(["_id": id]))
+        #expect(doc["importKey"] == .string("$key"))
+        #expect(doc["name"] == .string("$100 burger"))
+        #expect(doc["details"] == .string("$$ROOT"))
+        #expect(doc["categories"] == .array(["$a", "b"]))
+        #expect(doc["extra"] == .document(["$weird": 1, "a.b": "x"]))
+
+        var without = fields
+        without["imageId"] = nil
+        let r2 = try db.locations.upsert([UpsertItem(key: "$key", fields: without, unset: ["imageId"])])
+        #expect(r2.outcomes == [.updated])
+        #expect(try db.locations.findOne(["_id": id])?["imageId"] == nil)
+    }
+
+    @Test func duplicateKeyAndTooLargeDocumentRejectOnlyThatItem() throws {
+        guard let db = try LiveServer.database("bulkerrors") else { return }
+        defer { LiveServer.drop(db) }
+        try db.ensureIndexes()
+        try db.locations.createIndexes([IndexModel(name: "code_1", keys: ["code": 1], unique: true, sparse: true)])
+        try db.locations.insertOne(["importKey": "existing", "code": "TAKEN"])
+
+        var items = (0..<10).map { Self.place($0) }
+        var dup = items[4].fields
+        dup.append("code", "TAKEN")
+        items[4].fields = dup
+        var big = items[7].fields
+        big.append("blob", .string(String(repeating: "x", count: 17 * 1024 * 1024)))
+        items[7].fields = big
+
+        let result = try db.locations.upsert(items)
+        #expect(result.inserted == 8)
+        #expect(result.failed == 2)
+        guard case .failed(let code, let message) = result.outcomes[4] else {
+            Issue.record("item 4: \(result.outcomes[4])"); return
+        }
+        #expect(code == 11000)
+        #expect(message.contains("duplicate key"))
+        guard case .failed(let bigCode, let bigMessage) = result.outcomes[7] else {
+            Issue.record("item 7: \(result.outcomes[7])"); return
+        }
+        #expect(bigCode == 10334)
+        #expect(bigMessage.contains("maxBsonObjectSize"))
+        for i in [0, 1, 2, 3, 5, 6, 8, 9] {
+            guard case .inserted = result.outcomes[i] else { Issue.record("item \(i): \(result.outcomes[i])"); continue }
+        }
+        #expect(try db.locations.count() == 9)  // 8 new + the existing one
+        #expect(try db.locations.count(["importKey": "k4"]) == 0)
+        #expect(try db.locations.count(["importKey": "k7"]) == 0)
+    }
+
+    @Test func ensureIndexesIsIdempotent() throws {
+        guard let db = try LiveServer.database("indexes") else { return }
+        defer { LiveServer.drop(db) }
+        try db.ensureIndexes()
+        try db.ensureIndexes()
+        #expect(try db.locations.indexNames().sorted() == ["_id_", "categories_1", "importKey_1", "location_2dsphere", "updated_at_1"])
+        #expect(try db.files.indexNames().sorted() == ["_id_", "sha256_1"])
+        // The app's own places have no importKey: the sparse unique index lets many coexist.
+        try db.locations.insertOne(["name": "app place 1"])
+        try db.locations.insertOne(["name": "app place 2"])
+        #expect(try db.locations.count() == 2)
+        // Same name, other keys: reported, not dropped.
+        #expect(throws: StoreError.self) {
+            try db.locations.createIndexes([IndexModel(name: "categories_1", keys: ["name": 1])])
+        }
+    }
+
+    @Test func cursorStreamsInBatchesWithSortAndProjection() throws {
+        guard let db = try LiveServer.database("cursor") else { return }
+        defer { LiveServer.drop(db) }
+        _ = try db.locations.upsert((0..<250).map { Self.place($0) })
+        let cursor = try db.locations.find(["categories": "c3"], sort: ["importKey": 1],
+                                           projection: ["importKey": 1, "_id": 0], batchSize: 7)
+        var keys: [String] = []
+        while let d = try cursor.next() {
+            #expect(d.keys == ["importKey"])
+            keys.append(d["importKey"]?.stringValue ?? "")
+        }
+        let expected = (0..<250).filter { $0 % 7 == 3 }.map { "k\($0)" }.sorted()
+        #expect(keys == expected)
+        #expect(try cursor.next() == nil)
+        #expect(try db.locations.count(["categories": "c3"]) == expected.count)
+    }
+
+    @Test func cursorErrorsAreTypedNotAnEarlyEnd() throws {
+        guard let db = try LiveServer.database("cursorerr") else { return }
+        defer { LiveServer.drop(db) }
+        try db.locations.insertOne(["a": 1])
+        #expect {
+            let cursor = try db.locations.find(["a": .document(["$noSuchOperator": 1])])
+            _ = try cursor.next()
+        } throws: { error in
+            guard let e = error as? StoreError, case .server = e else { return false }
+            return true
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+@testable import PoiStore
+
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case disk, gridfs
+    var testDescription: String { rawValue }
+
+    func make(_ db: MongoDatabase, folder: String) throws -> any FileStore {
+        switch self {
+        case .disk: return try DiskUploads(database: db, directory: folder)
+        case .gridfs: return GridFSStore(database: db)
+        }
+    }
+}
+
+/// One suite, both implementations: the jobs must not care which store they got.
+@Suite struct FileStoreTests {
+    static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x42, count: 300_000) + [0xFF, 0xD9]
+    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
+
+    static func tempFolder() -> String {
+        NSTemporaryDirectory() + "poikit-uploads-" + ObjectId().hex
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func putGetDedupeDelete(kind: StoreKind) throws {
+        guard let db = try LiveServer.database("files_\(kind.rawValue)") else { return }
+        let folder = Self.tempFolder()
+        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
+        try db.ensureIndexes()
+        let store = try kind.make(db, folder: folder)
+
+        let info = FileInfo(contentType: "image/jpeg", role: .original, width: 640, height: 480, originalName: "ben.jpg")
+        let first = try store.put(Self.jpeg, info: info, createdAt: BSONDate(millisecondsSinceEpoch: 1_700_000_000_000))
+        #expect(first.reused == false)
+        #expect(first.file.ext == ".jpeg")
+        #expect(first.file.length == Self.jpeg.count)
+        #expect(first.file.sha256 == DiskUploads.sha256Hex(Self.jpeg))
+        #expect(first.file.sha256.count == 64)
+
+        // The backend's fields, exactly.
+        let doc = try #require(try db.files.findOne(["_id": .objectId(first.file.id)]))
+        #expect(doc["content-type"] == .string("image/jpeg"))
+        #expect(doc["ext"] == .string(".jpeg"))
+        #expect(doc["created_at"] == .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)))
+        #expect(doc["role"] == .string("original"))
+        #expect(doc["width"]?.int64Value == 640)
+        #expect(doc["originalName"] == .string("ben.jpg"))
+        if kind == .disk {
+            #expect(FileManager.default.contents(atPath: folder + "/" + first.file.id.hex + ".jpeg") == Data(Self.jpeg))
+        }
+
+        // Same content: stored once.
+        let again = try store.put(Self.jpeg, info: info)
+        #expect(again.reused == true)
+        #expect(again.file.id == first.file.id)
+        #expect(try db.files.count() == 1)
+
+        // A thumbnail of it, then the lookups the thumbnail job needs.
+        let thumb = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .thumbnail, width: 256, height: 192,
+                                                           thumbnailOf: first.file.id, spec: "256x256 inside png"))
+        #expect(thumb.file.ext == ".png")
+        #expect(try store.get(thumb.file.id) == Self.png)
+        #expect(try store.get(first.file.id) == Self.jpeg)
+        #expect(try store.file(sha256: first.file.sha256)?.id == first.file.id)
+        #expect(try store.thumbnails(of: first.file.id).map(\.id) == [thumb.file.id])
+        let originals = try store.files(role: .original)
+        #expect(try originals.next()?.id == first.file.id)
+        #expect(try originals.next() == nil)
+        #expect(try store.orphans().isEmpty)
+
+        // Delete: document and bytes.
+        #expect(try store.delete(thumb.file.id) == true)
+        #expect(try store.get(thumb.file.id) == nil)
+        #expect(try store.loadBytes(id: thumb.file.id, ext: ".png") == nil)
+        #expect(try store.delete(thumb.file.id) == false)
+        #expect(try db.files.count() == 1)
+        #expect(try store.orphans().isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func orphansAreFoundBothWays(kind: StoreKind) throws {
+        guard let db = try LiveServer.database("orphans_\(kind.rawValue)") else { return }
+        let folder = Self.tempFolder()
+        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
+        let store = try kind.make(db, folder: folder)
+        let kept = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .original))
+        let lostBytes = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original))
+        #expect(try store.removeBytes(id: lostBytes.file.id, ext: ".jpeg"))
+        let stray = ObjectId()
+        try store.storeBytes([1, 2, 3], id: stray, ext: ".png")
+
+        let report = try store.orphans()
+        #expect(report.documentsWithoutBytes == [lostBytes.file.id])
+        #expect(report.bytesWithoutDocument == [stray.hex + ".png"])
+        #expect(report.staleTemporaryFiles == [])
+        _ = kept
+    }
+
+    @Test func diskWriteInterruptedBeforeRenameLeavesNoFileAndNoDocument() throws {
+        guard let db = try LiveServer.database("interrupted") else { return }
+        let folder = Self.tempFolder()
+        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
+        let store = try DiskUploads(database: db, directory: folder, beforeRename: { () throws(StoreError) in
+            throw StoreError.io(path: folder, reason: "simulated crash before rename")
+        })
+        #expect(throws: StoreError.io(path: folder, reason: "simulated crash before rename")) {
+            _ = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == [])
+        #expect(try db.files.count() == 0)
+        // A crash (no cleanup) would leave only a temporary file, which orphans() reports.
+        FileManager.default.createFile(atPath: folder + "/." + ObjectId().hex + ".jpeg.tmp-1a2b", contents: Data([1]))
+        #expect(try store.orphans().staleTemporaryFiles.count == 1)
+        #expect(try store.orphans().bytesWithoutDocument == [])
+    }
+
+    @Test func extensionIsDotSubtypeLikeTheBackend() throws {
+        #expect(try FileExtension.of(contentType: "image/jpeg") == ".jpeg")
+        #expect(try FileExtension.of(contentType: "image/png") == ".png")
+        #expect(try FileExtension.of(contentType: "Image/PNG; charset=binary") == ".png")
+        #expect(throws: StoreError.self) { try FileExtension.of(contentType: "image/../../etc") }
+        #expect(throws: StoreError.self) { try FileExtension.of(contentType: "jpeg") }
+    }
+}
