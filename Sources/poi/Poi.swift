@@ -16,7 +16,7 @@ struct Poi: AsyncParsableCommand {
         subcommands: [
             DoctorCommand.self,
             ThumbCommand.self,
-            ImportCommand.self,
+            ImportCommand.self, ExportCommand.self,
             CheckCommand.self, ConvertCommand.self,
         ]
     )
@@ -51,8 +51,8 @@ enum PoiMain {
             Poi.exit(withError: code)
         } catch {
             if Poi.exitCode(for: error) == .success { Poi.exit(withError: error) }
-            if error is ValidationError {
-                printError(Poi.fullMessage(for: error))
+            if let validation = error as? ValidationError {
+                printError(validation.message)
                 Poi.exit(withError: ExitStatus.usage)
             }
             printError(String(describing: error))

@@ -1,0 +1,175 @@
+import Foundation
+import PoiFormats
+import PoiModel
+import PoiStore
+
+public struct ExportOptions: Sendable {
+    public var filter = PlaceFilter()
+    public var style = GeoJSONWriter<FileDescriptorSink>.Style.featureCollection
+    public var precision = 7
+    /// Output file, written to a temp file and renamed into place when complete; nil: stdout.
+    public var outputPath: String?
+    /// Copy each place's original image into this folder and write a relative `image`
+    /// property, so the export re-imports with its images.
+    public var imagesDir: String?
+    public var batchSize = 1_000
+
+    public init() {}
+}
+
+public struct ExportSummary: Sendable, Codable, Equatable {
+    public var features = 0
+    /// Stored places without a usable Point (e.g. created by hand in the app); not exported.
+    public var skipped = 0
+    /// Image files written into `--with-images` (ones already there are not copied again).
+    public var imagesCopied = 0
+    public var imagesFailed = 0
+    public var output: String?
+    public var seconds = 0.0
+    public init() {}
+}
+
+/// `poi export`: `locations` (filtered, sorted by `_id`) → RFC 7946 GeoJSON, streamed.
+///
+/// Writing to a file goes through `AtomicFile`: a cron job that dies halfway (server gone, disk
+/// full, killed) leaves the previous export untouched, and readers never see half a file.
+public final class ExportJob {
+    public let options: ExportOptions
+    private let database: MongoDatabase
+    private let fileStore: (any FileStore)?
+    private let observer: JobObserver
+
+    public init(database: MongoDatabase, fileStore: (any FileStore)?, options: ExportOptions,
+                observer: @escaping JobObserver = { _ in }) {
+        self.database = database
+        self.fileStore = fileStore
+        self.options = options
+        self.observer = observer
+    }
+
+    public func run() throws(JobError) -> ExportSummary {
+        let started = Date()
+        var summary = ExportSummary()
+        summary.output = options.outputPath
+
+        let filter: BSONDocument
+        let total: Int?
+        let cursor: MongoCursor
+        do {
+            filter = try options.filter.document()
+            total = try? database.locations.count(filter)
+            cursor = try database.locations.find(filter, sort: ["_id": 1], batchSize: options.batchSize)
+        } catch {
+            throw Self.storeOrQuery(error)
+        }
+        defer { cursor.close() }
+
+        let images = try options.imagesDir.map { (dir) throws(JobError) in try ImageCopier(dir: dir, outputPath: options.outputPath) }
+        if images != nil && fileStore == nil { throw .configuration("--with-images needs the uploads folder or GridFS") }
+
+        let file: AtomicFile?
+        do { file = try options.outputPath.map { (p) throws(FormatError) in try AtomicFile(path: p) } } catch {
+            throw .output("cannot write \(options.outputPath ?? "-"): \(error)")
+        }
+        var writer = GeoJSONWriter(sink: file?.sink ?? FileDescriptorSink(fd: 1, name: "stdout"),
+                                   style: options.style, precision: options.precision)
+        var lastProgress = Date.distantPast
+        do throws(JobError) {
+            while true {
+                let doc: BSONDocument?
+                do { doc = try cursor.next() } catch { throw JobError.from(store: error) }
+                guard let doc else { break }
+                var imagePath: String?
+                if let images, let fileStore, let hex = doc["imageId"]?.stringValue, let id = ObjectId(hex: hex) {
+                    switch images.copy(id: id, from: fileStore) {
+                    case .success(let copy):
+                        imagePath = copy.path
+                        if copy.written { summary.imagesCopied += 1 }
+                    case .failure(let problem):
+                        summary.imagesFailed += 1
+                        observer(.imageProblem(ImageProblem(source: nil, location: "place \(doc["_id"]?.objectIdValue?.hex ?? "?")",
+                                                            image: hex, reason: problem.reason)))
+                    }
+                }
+                guard let feature = PlaceDocument.feature(from: doc, imagePath: imagePath) else {
+                    summary.skipped += 1
+                    continue
+                }
+                do { try writer.write(feature) } catch { throw JobError.output("cannot write \(options.outputPath ?? "stdout"): \(error)") }
+                summary.features += 1
+                if Date().timeIntervalSince(lastProgress) >= 0.2 {
+                    lastProgress = Date()
+                    observer(.progress(JobProgress(items: summary.features + summary.skipped, total: total,
+                                                   images: summary.imagesCopied, seconds: Date().timeIntervalSince(started))))
+                }
+            }
+            do {
+                try writer.finish()
+                try file?.commit()
+            } catch { throw JobError.output("cannot write \(options.outputPath ?? "stdout"): \(error)") }
+        } catch {
+            file?.abandon()
+            throw error
+        }
+        summary.seconds = Date().timeIntervalSince(started)
+        observer(.progress(JobProgress(items: summary.features + summary.skipped, total: total,
+                                       images: summary.imagesCopied, seconds: summary.seconds)))
+        return summary
+    }
+
+    /// A refused user query or bbox is the user's mistake (exit 2); anything else is the store's.
+    static func storeOrQuery(_ error: StoreError) -> JobError {
+        if case .refusedQuery = error { return .configuration(error.description) }
+        return .from(store: error)
+    }
+}
+
+/// Copies originals next to an export: `<dir>/<id hex><ext>`, written atomically, skipped when
+/// already there with the right size (so a cron export only copies new photos).
+struct ImageCopier {
+    let dir: String
+    /// How `image` properties name the copies: relative to the export file's folder when the
+    /// images folder is inside it (the re-import default), otherwise relative to `dir` itself.
+    let prefix: String
+
+    init(dir: String, outputPath: String?) throws(JobError) {
+        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+            throw .output("cannot create \(dir): \(error.localizedDescription)")
+        }
+        self.dir = dir
+        let outputFolder = ImagePathResolver.realPath(
+            outputPath.map { ($0 as NSString).deletingLastPathComponent }.flatMap { $0.isEmpty ? nil : $0 } ?? ".") ?? "."
+        let realDir = ImagePathResolver.realPath(dir) ?? dir
+        if realDir.hasPrefix(outputFolder + "/") {
+            prefix = String(realDir.dropFirst(outputFolder.count + 1)) + "/"
+        } else {
+            prefix = ""
+        }
+    }
+
+    struct Problem: Error { var reason: String }
+
+    /// The `image` property for the copy, and whether it had to be written.
+    func copy(id: ObjectId, from store: any FileStore) -> Result<(path: String, written: Bool), Problem> {
+        do {
+            guard let file = try store.file(id) else { return .failure(Problem(reason: "no files document with this id")) }
+            let target = (dir as NSString).appendingPathComponent(file.fileName)
+            var st = stat()
+            if stat(target, &st) == 0, Int(st.st_size) == file.length, file.length > 0 {
+                return .success((prefix + file.fileName, false))
+            }
+            guard let bytes = try store.get(id) else { return .failure(Problem(reason: "no files document with this id")) }
+            let out = try AtomicFile(path: target)
+            var sink = out.sink
+            var failure: FormatError?
+            bytes.withUnsafeBytes { raw in
+                do throws(FormatError) { try sink.write(raw) } catch { failure = error }
+            }
+            if let failure { out.abandon(); throw failure }
+            try out.commit()
+            return .success((prefix + file.fileName, true))
+        } catch {
+            return .failure(Problem(reason: String(describing: error)))
+        }
+    }
+}
