@@ -16,7 +16,7 @@ struct Poi: AsyncParsableCommand {
         subcommands: [
             DoctorCommand.self,
             ThumbCommand.self,
-            ImportCommand.self, ExportCommand.self,
+            ImportCommand.self, ExportCommand.self, ThumbnailsCommand.self,
             CheckCommand.self, ConvertCommand.self,
         ]
     )

@@ -36,7 +36,7 @@ struct ImportCommand: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var storage: StorageOptions
     @OptionGroup var mapping: FieldMappingOptions
-    @OptionGroup var thumbnails: ThumbnailOptions
+    @OptionGroup var thumbnails: ThumbnailRecipeOptions
     @OptionGroup var parallel: ParallelOptions
     @OptionGroup var output: OutputOptions
 

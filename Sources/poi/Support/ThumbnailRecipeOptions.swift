@@ -3,7 +3,7 @@ import PoiImaging
 
 /// `--size`, `--fit`, `--format`, `--quality`, `--max-pixels`: the thumbnail recipe and decode
 /// limits shared by `import` and `thumbnails`.
-struct ThumbnailOptions: ParsableArguments {
+struct ThumbnailRecipeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Thumbnail box, WIDTHxHEIGHT.", valueName: "WxH"))
     var size: String = "256x256"
 

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import PoiJobs
+import PoiStore
+
+struct ThumbnailsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "thumbnails",
+        abstract: "Regenerate thumbnails for the images already stored.",
+        discussion: """
+        Makes a thumbnail with the given recipe for every stored original that lacks one \
+        (missing, or made with another size/fit/format/quality), or for all with --all. Each new \
+        thumbnail is stored first, then the places showing that image are switched to it, then \
+        the old thumbnails are deleted: the app never sees a broken link. Corrupt originals are \
+        reported and skipped.
+
+        Exit status: 0 done, 1 some originals could not be thumbnailed, 2 bad arguments, \
+        3 database or disk failure (rerun to finish).
+
+        Examples:
+          poi thumbnails --size 512x512
+          poi thumbnails --size 300x200 --fit cover --format jpeg --quality 80 --all
+          poi thumbnails --category museum --jobs 4
+          poi thumbnails --gridfs --shard 1/3
+        """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var storage: StorageOptions
+    @OptionGroup var recipe: ThumbnailRecipeOptions
+    @OptionGroup var parallel: ParallelOptions
+    @OptionGroup var output: OutputOptions
+
+    @Flag(help: "Regenerate every thumbnail, also the up-to-date ones.")
+    var all = false
+
+    @Option(help: ArgumentHelp("Only images of places in this category (repeatable).", valueName: "name"))
+    var category: [String] = []
+
+    @Option(help: ArgumentHelp("Only images of places matching this MongoDB filter (Extended JSON).", valueName: "json"))
+    var query: String?
+
+    @Option(help: ArgumentHelp("Only originals whose id hashes to shard I of N.", valueName: "I/N"))
+    var shard: String?
+
+    func validate() throws {
+        if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard must be I/N with 0 <= I < N, got \(shard)") }
+    }
+
+    func run() throws {
+        var options = ThumbnailJobOptions()
+        options.spec = try recipe.spec()
+        options.decode = try recipe.decodeOptions()
+        options.all = all
+        options.jobs = parallel.resolvedJobs
+        options.shard = shard.flatMap(Shard.init(parsing:)) ?? .all
+        if !category.isEmpty || query != nil {
+            let userQuery: BSONDocument?
+            do { userQuery = try query.map { (json) throws(StoreError) in try PlaceFilter.userQuery(json: json) } } catch {
+                throw ValidationError(error.description)
+            }
+            options.placeFilter = PlaceFilter(categories: category, userQuery: userQuery)
+        }
+
+        let connection = try database.connect()
+        let db = MongoDatabase(connection: connection, name: database.databaseName(for: connection))
+        let store = try storage.fileStore(database: db)
+        let printer = EventPrinter(options: output, unit: "originals")
+        let summary: ThumbnailSummary
+        do {
+            summary = try ThumbnailJob(database: db, store: store, options: options, observer: printer.observer).run()
+        } catch {
+            printer.finish()
+            printError(error.description)
+            switch error {
+            case .input, .configuration: throw ExitStatus.usage
+            case .store, .output: throw ExitStatus.failure
+            }
+        }
+        printer.finish()
+        if output.json {
+            try printJSON(summary)
+        } else if !output.quiet {
+            print("\(summary.originals) originals: \(summary.thumbnailsMade) thumbnails made (\(options.spec.canonical)), "
+                + "\(summary.upToDate) up to date, \(summary.failed) failed; \(summary.placesRelinked) places relinked, "
+                + "\(summary.oldThumbnailsDeleted) old thumbnails deleted; \(String(format: "%.1f", summary.seconds)) s")
+        }
+        if summary.failed > 0 { throw ExitStatus.rejects }
+    }
+}
