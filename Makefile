@@ -41,3 +41,8 @@ clean:
 .PHONY: bench-formats
 bench-formats:
 	@scripts/bench-formats.sh
+
+# Store benchmark: PoiStore vs pymongo, same server, same run (scripts/bench-store.sh; N=... to resize).
+.PHONY: bench-store
+bench-store: setup
+	@scripts/bench-store.sh

@@ -39,6 +39,8 @@ let package = Package(
             "PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Benchmark driver for `make bench-store` (not a user-facing command).
+        .executableTarget(name: "poi-bench-store", dependencies: ["PoiStore"], path: "Benchmarks/StoreBench"),
 
         .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
         .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"]),
