@@ -187,15 +187,14 @@ extension MongoCollection {
             result.outcomes[toWrite[Int(n)]] = .failed(code: Int(d["code"]?.int64Value ?? 0), message: message)
             done.insert(Int(n))
         }
-        // The bulk reply counts modifications but does not say which: without the digest
-        // read, all-or-nothing is the best the counts can tell.
-        let nModified = reply["nModified"]?.int64Value ?? 0
-        for (n, i) in toWrite.enumerated() where !done.contains(n) {
-            if options.skipUnchanged {
-                result.outcomes[i] = .updated
-            } else {
-                result.outcomes[i] = nModified == 0 ? .unchanged : .updated
-            }
+        // The bulk reply counts modifications but does not say which. The digest read already
+        // sorted out the unchanged ones, so the rest changed; the count settles the cases it can
+        // (a key twice in one batch, a concurrent writer, `skipUnchanged` off).
+        let matched = toWrite.indices.filter { !done.contains($0) }
+        let nModified = Int(reply["nModified"]?.int64Value ?? 0)
+        let allUnchanged = nModified == 0
+        for n in matched {
+            result.outcomes[toWrite[n]] = allUnchanged ? .unchanged : .updated
         }
         if let wce = reply["writeConcernErrors"]?.arrayValue?.first?.documentValue {
             throw .server(code: Int(wce["code"]?.int64Value ?? 64), codeName: "WriteConcernFailed",

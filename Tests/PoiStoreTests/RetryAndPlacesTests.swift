@@ -1,0 +1,65 @@
+import Testing
+@testable import PoiStore
+
+@Suite struct RetryAndPlacesTests {
+    func collection() throws -> MongoCollection {
+        let connection = try MongoConnection(uri: "mongodb://127.0.0.1:1")
+        return MongoDatabase(connection: connection, name: "x").locations
+    }
+
+    @Test func transientErrorsAreRetriedABoundedNumberOfTimes() throws {
+        var options = UpsertOptions()
+        options.maxAttempts = 3
+        options.initialBackoffMS = 1
+        var result = BulkUpsertResult(outcomes: [])
+        var calls = 0
+        let value = try collection().withRetries(options, result: &result) { () throws(StoreError) -> Int in
+            calls += 1
+            if calls < 3 { throw .network(reason: "connection reset") }
+            return 42
+        }
+        #expect(value == 42 && calls == 3 && result.retries == 2)
+
+        calls = 0
+        #expect(throws: StoreError.network(reason: "still down")) {
+            _ = try collection().withRetries(options, result: &result) { () throws(StoreError) -> Int in
+                calls += 1
+                throw .network(reason: "still down")
+            }
+        }
+        #expect(calls == 3)
+
+        calls = 0
+        #expect(throws: StoreError.self) {
+            _ = try collection().withRetries(options, result: &result) { () throws(StoreError) -> Int in
+                calls += 1
+                throw .server(code: 2, codeName: "BadValue", message: "no", labels: [])
+            }
+        }
+        #expect(calls == 1)  // not transient: no retry
+        #expect(StoreError.server(code: 10107, codeName: "NotWritablePrimary", message: "", labels: []).isTransient)
+        #expect(StoreError.server(code: 1, codeName: "", message: "", labels: ["RetryableWriteError"]).isTransient)
+    }
+
+    @Test func thumbnailLinksAndReferencedFiles() throws {
+        guard let db = try LiveServer.database("places") else { return }
+        defer { LiveServer.drop(db) }
+        let image = ObjectId(), thumb = ObjectId()
+        let t1 = BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)
+        var options = UpsertOptions()
+        options.now = t1
+        let r = try db.locations.upsert([
+            UpsertItem(key: "a", fields: ["name": "A", "imageId": .string(image.hex)]),
+            UpsertItem(key: "b", fields: ["name": "B", "imageId": .string(image.hex)]),
+            UpsertItem(key: "c", fields: ["name": "C"]),
+        ], options: options)
+        #expect(r.inserted == 3)
+        #expect(try db.setThumbnail(thumb, forImage: image) == 2)
+        #expect(try db.locations.count(["thumbnailId": .string(thumb.hex)]) == 2)
+        #expect(try db.locations.count(["updated_at": .date(t1)]) == 3)  // untouched
+        #expect(try db.referencedFileIds() == [image, thumb])
+        guard case .inserted(let idA) = r.outcomes[0], let a = idA.objectIdValue else { Issue.record("\(r.outcomes)"); return }
+        #expect(try db.setThumbnail(nil, placeId: a))
+        #expect(try db.locations.count(["thumbnailId": .string(thumb.hex)]) == 1)
+    }
+}
