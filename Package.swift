@@ -32,7 +32,8 @@ let package = Package(
         .target(name: "PoiFormats", dependencies: ["PoiModel"]),
         .target(name: "PoiImaging", dependencies: ["CCodecs"]),
         .target(name: "PoiStore", dependencies: ["CMongoC",
-                                                 .product(name: "Crypto", package: "swift-crypto")]),
+                                                 .product(name: "Crypto", package: "swift-crypto")],
+                exclude: ["README.md"]),
         .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore",
                                                .product(name: "Crypto", package: "swift-crypto")]),
         .executableTarget(name: "poi", dependencies: [
