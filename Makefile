@@ -46,3 +46,15 @@ bench-formats:
 .PHONY: bench-store
 bench-store: setup
 	@scripts/bench-store.sh
+
+# Imaging benchmark (issue 3): poi thumb vs vipsthumbnail and ImageMagick on Debian wallpapers
+# (corpus in .bench/, never committed); RUNS=, JOBS=, SIZE= to adjust.
+.PHONY: bench-images
+bench-images: build
+	@POI=$(CURDIR)/$(RELEASE_BIN) scripts/bench-images.sh
+
+# libFuzzer targets over the CCodecs decoders, SECONDS each (default 30); crashes land in .fuzz/.
+.PHONY: fuzz-images
+SECONDS ?= 30
+fuzz-images:
+	@scripts/fuzz-images.sh $(SECONDS)
