@@ -84,15 +84,28 @@ public final class CSVTokenizer {
 
     /// Reads the next non-blank record; false at end of input.
     public func next() throws(FormatError) -> Bool {
+        // Work on locals: class properties in the hot loop would pay dynamic exclusivity checks.
+        var bytes = self.bytes, ends = self.ends
+        self.bytes = []
+        self.ends = []
+        defer { self.bytes = bytes; self.ends = ends }
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
-        overflowed = false
+        var overflowed = false
+        defer { self.overflowed = overflowed }
         unterminatedQuote = false
         var state = State.fieldStart
         var started = false
         let delim = delimiter
         let maxBytes = limits.maxRecordBytes
         let maxFields = limits.maxFields
+        var line = self.line
+        var quotedCR = self.quotedCR
+        defer { self.line = line; self.quotedCR = quotedCR }
+
+        @inline(__always) func endField() {
+            if ends.count < maxFields { ends.append(bytes.count) } else { overflowed = true }
+        }
 
         while true {
             if pos >= buf.count {
@@ -105,17 +118,17 @@ public final class CSVTokenizer {
                     return true
                 }
             }
-            // Swallow the LF of a CRLF split across chunks or fields.
+            // Swallow the LF of a CRLF split across chunks or records.
             if pendingCR {
                 pendingCR = false
                 if buf[pos] == 0x0A { pos += 1; continue }
             }
             if !started { recordLine = line; started = true }
 
-            // Hot loop over the buffered chunk with raw pointers.
             var finished = false
+            var i = pos
+            var endedWithCR = false
             buf.withUnsafeBufferPointer { p in
-                var i = pos
                 let n = p.count
                 @inline(__always) func appendRun(_ from: Int, _ to: Int) {
                     if to > from {
@@ -130,10 +143,7 @@ public final class CSVTokenizer {
                 scan: while i < n {
                     switch state {
                     case .fieldStart:
-                        let b = p[i]
-                        if b == 0x22 { state = .quoted; i += 1; continue scan }
-                        state = .unquoted
-                        continue scan
+                        if p[i] == 0x22 { state = .quoted; i += 1 } else { state = .unquoted }
                     case .unquoted:
                         let start = i
                         while i < n {
@@ -147,12 +157,11 @@ public final class CSVTokenizer {
                         i += 1
                         if b == delim {
                             endField()
-                            if ends.count >= maxFields { overflowed = true }
                             state = .fieldStart
                         } else {
                             // CR or LF ends the record.
                             line += 1
-                            if b == 0x0D { pendingCR = true }
+                            endedWithCR = b == 0x0D
                             finished = true
                             break scan
                         }
@@ -178,8 +187,7 @@ public final class CSVTokenizer {
                             appendByte(b)
                         }
                     case .quoteInQuoted:
-                        let b = p[i]
-                        if b == 0x22 { appendByte(0x22); state = .quoted; i += 1 }
+                        if p[i] == 0x22 { appendByte(0x22); state = .quoted; i += 1 }
                         else {
                             // Closing quote; anything but a delimiter/line end is kept literally
                             // (lenient, like Python's csv).
@@ -187,10 +195,11 @@ public final class CSVTokenizer {
                         }
                     }
                 }
-                pos = i
             }
+            pos = i
+            if endedWithCR { pendingCR = true }
             if finished {
-                // A record that is a lone empty field on its own line is a blank line: skip it.
+                // A line with nothing on it is blank, not a record: skip it.
                 if ends.isEmpty && bytes.isEmpty {
                     started = false
                     continue
@@ -199,10 +208,5 @@ public final class CSVTokenizer {
                 return true
             }
         }
-    }
-
-    @inline(__always)
-    private func endField() {
-        if ends.count < limits.maxFields { ends.append(bytes.count) } else { overflowed = true }
     }
 }

@@ -3,17 +3,28 @@
 public enum Categories {
     /// Splits a text field such as "cafe; bakery|cafe" on `;` and `|`.
     public static func parse(_ text: String) -> [String] {
-        normalize(text.split(whereSeparator: { $0 == ";" || $0 == "|" }).map(String.init))
+        if text.isEmpty { return [] }
+        // Byte-level split: ';' and '|' are ASCII, so they never occur inside a multi-byte scalar.
+        var parts: [String] = []
+        var t = text
+        t.withUTF8 { p in
+            var start = 0
+            for i in 0...p.count where i == p.count || p[i] == 0x3B || p[i] == 0x7C {
+                if i > start { parts.append(String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)) }
+                start = i + 1
+            }
+        }
+        return normalize(parts)
     }
 
     /// Trims, drops empties and duplicates.
     public static func normalize(_ items: [String]) -> [String] {
         var out: [String] = []
-        var seen = Set<String>()
+        out.reserveCapacity(items.count)
         for item in items {
             let t = trimWhitespace(item)
-            if t.isEmpty || seen.contains(t) { continue }
-            seen.insert(t)
+            // Lists are short: a linear scan beats hashing.
+            if t.isEmpty || out.contains(t) { continue }
             out.append(t)
         }
         return out
@@ -29,5 +40,6 @@ public func trimWhitespace(_ s: String) -> String {
     let scalars = s.unicodeScalars
     guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
     let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+    if start == scalars.startIndex && scalars.index(after: end) == scalars.endIndex { return s }
     return String(scalars[start...end])
 }

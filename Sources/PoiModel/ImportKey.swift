@@ -14,6 +14,8 @@ import Foundation
 ///    half away from zero to 7 decimals, written with exactly 7 decimals, no exponent, no "-0"
 ///    (e.g. `-0.0000000` never appears; `2.35` → `2.3500000`).
 public enum ImportKey {
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
     /// The hash-derived key for a place without an id.
     public static func derived(name: String, coordinate: Coordinate) -> String {
         var bytes: [UInt8] = []
@@ -24,14 +26,15 @@ public enum ImportKey {
         bytes.append(0x1F)
         FixedDecimal.append(coordinate.latitude, places: 7, trimZeros: false, to: &bytes)
         let digest = SHA256.hash(data: bytes)
-        var out = "sha256:"
+        var out: [UInt8] = Array("sha256:".utf8)
         out.reserveCapacity(7 + 64)
-        let hex: [Character] = Array("0123456789abcdef")
-        for b in digest {
-            out.append(hex[Int(b >> 4)])
-            out.append(hex[Int(b & 0xF)])
+        digest.withUnsafeBytes { d in
+            for b in d {
+                out.append(hexDigits[Int(b >> 4)])
+                out.append(hexDigits[Int(b & 0xF)])
+            }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// NFC, trimmed, whitespace collapsed, lowercased.
@@ -51,10 +54,80 @@ public enum ImportKey {
             }
             return String(decoding: out, as: UTF8.self)
         }
-        let nfc = name.precomposedStringWithCanonicalMapping
-        let words = nfc.unicodeScalars.split(whereSeparator: { $0.properties.isWhitespace })
-        let collapsed = words.map { String(String.UnicodeScalarView($0)) }.joined(separator: " ")
-        return collapsed.lowercased()
+        // Foundation's NFC is slow; most names (Latin, CJK, Arabic letters, emoji) are NFC already.
+        let nfc = isKnownNFC(name) ? name : name.precomposedStringWithCanonicalMapping
+        // One pass: collapse whitespace and apply the default (full) lowercase mapping per scalar,
+        // as String.lowercased() does, skipping the lookup for scalars that have no case.
+        var out: [UInt8] = []
+        out.reserveCapacity(nfc.utf8.count + 8)
+        var pendingSpace = false
+        for u in nfc.unicodeScalars {
+            let v = u.value
+            if v < 0x80 {
+                if v == 0x20 || (v >= 0x09 && v <= 0x0D) { pendingSpace = !out.isEmpty; continue }
+                if pendingSpace { out.append(0x20); pendingSpace = false }
+                out.append(v >= 0x41 && v <= 0x5A ? UInt8(v + 0x20) : UInt8(v))
+                continue
+            }
+            if isNonASCIIWhitespace(v) { pendingSpace = !out.isEmpty; continue }
+            if pendingSpace { out.append(0x20); pendingSpace = false }
+            if hasNoCase(v) || !u.properties.changesWhenLowercased {
+                appendUTF8(u, to: &out)
+            } else {
+                for l in u.properties.lowercaseMapping.unicodeScalars { appendUTF8(l, to: &out) }
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Unicode White_Space scalars above ASCII.
+    @inline(__always)
+    static func isNonASCIIWhitespace(_ v: UInt32) -> Bool {
+        v == 0x85 || v == 0xA0 || v == 0x1680 || (v >= 0x2000 && v <= 0x200A) || v == 0x2028 || v == 0x2029
+            || v == 0x202F || v == 0x205F || v == 0x3000
+    }
+
+    /// Scripts without case: no lowercase lookup needed.
+    @inline(__always)
+    static func hasNoCase(_ v: UInt32) -> Bool {
+        (v >= 0x0600 && v <= 0x06FF) || (v >= 0x3040 && v <= 0x9FFF) || (v >= 0xAC00 && v <= 0xD7A3)
+            || (v >= 0x1F000 && v <= 0x1FAFF)
+    }
+
+    @inline(__always)
+    static func appendUTF8(_ u: Unicode.Scalar, to out: inout [UInt8]) {
+        let v = u.value
+        if v < 0x80 { out.append(UInt8(v)) }
+        else if v < 0x800 { out.append(UInt8(0xC0 | (v >> 6))); out.append(UInt8(0x80 | (v & 0x3F))) }
+        else if v < 0x10000 {
+            out.append(UInt8(0xE0 | (v >> 12))); out.append(UInt8(0x80 | ((v >> 6) & 0x3F))); out.append(UInt8(0x80 | (v & 0x3F)))
+        } else {
+            out.append(UInt8(0xF0 | (v >> 18))); out.append(UInt8(0x80 | ((v >> 12) & 0x3F)))
+            out.append(UInt8(0x80 | ((v >> 6) & 0x3F))); out.append(UInt8(0x80 | (v & 0x3F)))
+        }
+    }
+
+    /// True when every scalar is in a range whose characters are all NFC_Quick_Check=Yes
+    /// (so the string is already NFC). Conservative: anything else goes through Foundation.
+    static func isKnownNFC(_ s: String) -> Bool {
+        for u in s.unicodeScalars {
+            let v = u.value
+            if v < 0x300 { continue }                         // Latin-1, Latin Extended A/B, IPA
+            if v >= 0x0400 && v <= 0x0482 { continue }         // Cyrillic letters
+            if v >= 0x048A && v <= 0x052F { continue }
+            if v >= 0x0621 && v <= 0x064A { continue }         // Arabic letters (not marks)
+            if v >= 0x0660 && v <= 0x066F { continue }
+            if v >= 0x1E00 && v <= 0x1EFF { continue }         // Latin Extended Additional
+            if v >= 0x2010 && v <= 0x2027 { continue }         // dashes, quotes, bullets
+            if v >= 0x3041 && v <= 0x3096 { continue }         // Hiragana (no voiced marks)
+            if v >= 0x30A1 && v <= 0x30FA { continue }         // Katakana
+            if v >= 0x3400 && v <= 0x4DBF { continue }         // CJK Extension A
+            if v >= 0x4E00 && v <= 0x9FFF { continue }         // CJK Unified Ideographs
+            if v >= 0xAC00 && v <= 0xD7A3 { continue }         // Hangul syllables
+            if v >= 0x1F300 && v <= 0x1FAFF { continue }       // emoji
+            return false
+        }
+        return true
     }
 }
 

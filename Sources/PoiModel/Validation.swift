@@ -84,14 +84,20 @@ public enum PlaceValidator {
             return reject(error.field, error.message)
         }
         // optional strings
-        var optional: [PlaceField: String] = [:]
+        var placename: String?, details: String?, image: String?
         for f in [PlaceField.placename, .details, .image] {
+            var value: String?
             switch d[f] {
             case nil, .null?: break
             case .string(let s)?:
                 let t = trimWhitespace(s)
-                if !t.isEmpty { optional[f] = t }
+                if !t.isEmpty { value = t }
             case let v?: return reject(f, "\(f.rawValue) must be a string, got \(v.typeName)")
+            }
+            switch f {
+            case .placename: placename = value
+            case .details: details = value
+            default: image = value
             }
         }
         // categories
@@ -132,8 +138,8 @@ public enum PlaceValidator {
         if keyField == .importKey, let id = d.id, id != .null, !extra.contains("id") {
             if case .string(let s) = id, trimWhitespace(s).isEmpty {} else { extra.append("id", id) }
         }
-        let place = Place(name: name, placename: optional[.placename], coordinate: coordinate,
-                          details: optional[.details], categories: categories, image: optional[.image],
+        let place = Place(name: name, placename: placename, coordinate: coordinate,
+                          details: details, categories: categories, image: image,
                           importKey: key ?? ImportKey.derived(name: name, coordinate: coordinate),
                           extra: extra, source: d.source)
         return .success(place)
@@ -165,27 +171,51 @@ public enum PlaceValidator {
 /// semicolon-separated European exports) is read as a point when the text has no point.
 public enum DecimalText {
     public static func parse(_ text: String) -> Double? {
-        var utf8 = Array(text.utf8)
-        if utf8.count > 64 { return nil }
+        var t = text
+        return t.withUTF8 { parse(utf8: $0) }
+    }
+
+    public static func parse(utf8 p: UnsafeBufferPointer<UInt8>) -> Double? {
+        let n = p.count
+        if n == 0 || n > 64 { return nil }
         var i = 0
-        let n = utf8.count
-        if i < n && (utf8[i] == 0x2B || utf8[i] == 0x2D) { i += 1 }
-        var digits = 0
-        while i < n && utf8[i] >= 0x30 && utf8[i] <= 0x39 { i += 1; digits += 1 }
-        if i < n && (utf8[i] == 0x2E || utf8[i] == 0x2C) {
-            if utf8[i] == 0x2C { utf8[i] = 0x2E }
+        var negative = false
+        if p[i] == 0x2B || p[i] == 0x2D { negative = p[i] == 0x2D; i += 1 }
+        var digits = 0, fracDigits = 0
+        var mantissa: UInt64 = 0
+        var comma = false
+        while i < n && p[i] >= 0x30 && p[i] <= 0x39 {
+            if digits < 19 { mantissa = mantissa &* 10 &+ UInt64(p[i] &- 0x30) }
+            i += 1; digits += 1
+        }
+        if i < n && (p[i] == 0x2E || p[i] == 0x2C) {
+            comma = p[i] == 0x2C
             i += 1
-            while i < n && utf8[i] >= 0x30 && utf8[i] <= 0x39 { i += 1; digits += 1 }
+            while i < n && p[i] >= 0x30 && p[i] <= 0x39 {
+                if digits < 19 { mantissa = mantissa &* 10 &+ UInt64(p[i] &- 0x30) }
+                i += 1; digits += 1; fracDigits += 1
+            }
         }
         if digits == 0 { return nil }
-        if i < n && (utf8[i] == 0x65 || utf8[i] == 0x45) {
+        var hasExp = false
+        if i < n && (p[i] == 0x65 || p[i] == 0x45) {
+            hasExp = true
             i += 1
-            if i < n && (utf8[i] == 0x2B || utf8[i] == 0x2D) { i += 1 }
+            if i < n && (p[i] == 0x2B || p[i] == 0x2D) { i += 1 }
             var e = 0
-            while i < n && utf8[i] >= 0x30 && utf8[i] <= 0x39 { i += 1; e += 1 }
+            while i < n && p[i] >= 0x30 && p[i] <= 0x39 { i += 1; e += 1 }
             if e == 0 { return nil }
         }
         if i != n { return nil }
-        return Double(String(decoding: utf8, as: UTF8.self))
+        // Exact fast path (Clinger): ≤ 15 digits, power of ten ≤ 22, both exact in a Double.
+        if !hasExp && digits <= 15 && fracDigits <= 22 {
+            let d = Double(mantissa) / pow10[fracDigits]
+            return negative ? -d : d
+        }
+        let text = comma ? String(decoding: p.map { $0 == 0x2C ? 0x2E : $0 }, as: UTF8.self)
+                         : String(decoding: p, as: UTF8.self)
+        return Double(text)
     }
+
+    private static let pow10: [Double] = (0...22).map { k in (0..<k).reduce(1.0) { r, _ in r * 10 } }
 }
