@@ -131,6 +131,31 @@ import Testing
         #expect(try db.locations.count(["importKey": "k7"]) == 0)
     }
 
+    @Test func batchesRespectTheServersCountAndSizeLimits() throws {
+        guard let db = try LiveServer.database("bulklimits") else { return }
+        defer { LiveServer.drop(db) }
+        let real = try db.connection.writeLimits()
+        defer { db.connection.limitsCache.set(real) }
+        let items = (0..<50).map { Self.place($0) }
+        let itemBytes = items[0].fields.bytes.count + 512  // + the pipeline around it
+
+        db.connection.limitsCache.set(WriteLimits(maxBsonObjectSize: real.maxBsonObjectSize,
+                                                  maxMessageSizeBytes: real.maxMessageSizeBytes, maxWriteBatchSize: 7))
+        let byCount = try db.locations.upsert(items)
+        #expect(byCount.batches == 8)  // 7 × 7 + 1
+        #expect(byCount.inserted == 50)
+
+        // Room for exactly three items per message (after the 16 KiB envelope allowance).
+        db.connection.limitsCache.set(WriteLimits(maxBsonObjectSize: real.maxBsonObjectSize,
+                                                  maxMessageSizeBytes: 16 * 1024 + 3 * itemBytes + 10, maxWriteBatchSize: 100_000))
+        var options = UpsertOptions()
+        options.skipUnchanged = false
+        let bySize = try db.locations.upsert(items, options: options)
+        #expect(bySize.batches == 17)  // 16 × 3 + 2
+        #expect(bySize.unchanged == 50)
+        #expect(try db.locations.count() == 50)
+    }
+
     @Test func ensureIndexesIsIdempotent() throws {
         guard let db = try LiveServer.database("indexes") else { return }
         defer { LiveServer.drop(db) }

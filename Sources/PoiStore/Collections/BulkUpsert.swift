@@ -38,6 +38,8 @@ public struct BulkUpsertResult: Sendable, Equatable {
     public var outcomes: [UpsertOutcome]
     /// Batches that had to be sent again after a transient error.
     public var retries = 0
+    /// Bulk batches the items were split into (by count and by bytes).
+    public var batches = 0
 
     public var inserted: Int { outcomes.count { if case .inserted = $0 { true } else { false } } }
     public var updated: Int { outcomes.count { $0 == .updated } }
@@ -93,6 +95,7 @@ extension MongoCollection {
         var digests = [String](repeating: "", count: items.count)
         func flush() throws(StoreError) {
             if batch.isEmpty { return }
+            result.batches += 1
             try writeBatch(batch, items: items, digests: digests, template: template,
                            options: options, result: &result)
             batch.removeAll(keepingCapacity: true)
