@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+
+/// `poi import` end to end: the built binary against the live server, on a copy of Samples/.
+@Suite(.serialized) struct ImportCommandTests {
+    static let sampleFiles = ["Samples/places.csv", "Samples/landmarks.geojson"]
+
+    @Test func samplesImportWithExactCountsAndARerunChangesNothing() throws {
+        guard let ws = try Workspace("import") else { print("SKIPPED samplesImport: MONGODB_URI is not set"); return }
+        defer { ws.cleanUp() }
+
+        let first = try ws.poi(["import"] + Self.sampleFiles + ["--json"])
+        #expect(first.status == 1, "stderr: \(first.stderr)")  // 1: finished with rejects
+        let s1 = try ws.json(first)
+        #expect(int(s1, "rowsRead") == 37)
+        #expect(int(s1, "inserted") == 32)
+        #expect(int(s1, "rejected") == 5)
+        #expect(int(s1, "imagesStored") == 10)
+        #expect(int(s1, "imagesReused") == 15)
+        #expect(int(s1, "imagesFailed") == 3)
+        #expect(int(s1, "thumbnailsMade") == 10)
+        #expect(ws.files(in: "uploads").count == 20)
+        #expect(first.stderr.contains("places.csv:20: record 18: ../../etc/passwd: refused, the path leads outside --images-dir"))
+        #expect(first.stderr.contains("places.csv:19: record 17: images/truncated.jpg: damaged JPEG: Premature end of JPEG file"))
+        #expect(first.stderr.contains("places.csv:21: record 19: name: name is empty"))
+        #expect(first.stderr.contains("landmarks.geojson: feature 12 (record 13): geometry: geometry type LineString not supported, Point required"))
+
+        let second = try ws.poi(["import"] + Self.sampleFiles + ["--json"])
+        let s2 = try ws.json(second)
+        #expect(second.status == 1)
+        #expect(int(s2, "inserted") == 0)
+        #expect(int(s2, "updated") == 0)
+        #expect(int(s2, "unchanged") == 32)
+        #expect(int(s2, "imagesStored") == 0)
+        #expect(int(s2, "thumbnailsMade") == 0)
+        #expect(ws.files(in: "uploads").count == 20)
+
+        // What the backend sees, read with another driver: exact layout, and every imageId is a
+        // `files` document whose bytes are at uploads/<id><ext>.
+        let check = try ws.python("""
+        import pymongo, sys, os
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        places = list(db.locations.find())
+        bad = []
+        for p in places:
+            if not isinstance(p.get('name'), str) or not p['name']: bad.append(('name', p['_id']))
+            loc = p.get('location', {})
+            if loc.get('type') != 'Point' or len(loc.get('coordinates', [])) != 2: bad.append(('location', p['_id']))
+            if not isinstance(p.get('categories'), list): bad.append(('categories', p['_id']))
+            if 'imageId' in p:
+                f = db.files.find_one({'_id': __import__('bson').ObjectId(p['imageId'])})
+                if f is None or f['ext'] != '.' + f['content-type'].split('/')[1] or f.get('role') != 'original': bad.append(('file', p['imageId']))
+                elif not os.path.exists(os.path.join('\(ws.path("uploads"))', p['imageId'] + f['ext'])): bad.append(('bytes', p['imageId']))
+        with_images = sum(1 for p in places if 'imageId' in p)
+        dup = len(places) - len({p['importKey'] for p in places})
+        print(len(places), with_images, dup, db.files.count_documents({}), bad)
+        """)
+        #expect(check == "32 25 0 20 []")
+    }
+
+    @Test func rejectsFileReimportsOnceFixed() throws {
+        guard let ws = try Workspace("rejects") else { print("SKIPPED rejectsFileReimportsOnceFixed: MONGODB_URI is not set"); return }
+        defer { ws.cleanUp() }
+        let first = try ws.poi(["import", "Samples/places.csv", "--json", "--quiet"])
+        #expect(first.status == 1)
+        #expect(int(try ws.json(first), "rejected") == 3)
+        let rejectsPath = ws.path("Samples/places.rejects.csv")
+        var text = try String(contentsOfFile: rejectsPath, encoding: .utf8)
+        #expect(text.hasPrefix("id,name,address,lat,lon,description,tags,photo,opening_hours,_line,_field,_reason\r\n"))
+        text = text.replacingOccurrences(of: "bad-001,,", with: "bad-001,Named now,")
+            .replacingOccurrences(of: ",95,10,", with: ",85,10,")
+            .replacingOccurrences(of: ",48.85,abc,", with: ",48.85,2.35,")
+        try text.write(toFile: rejectsPath, atomically: true, encoding: .utf8)
+
+        let fixed = try ws.poi(["import", "Samples/places.rejects.csv", "--json", "--images-dir", "Samples"])
+        #expect(fixed.status == 0, "stderr: \(fixed.stderr)")
+        let s = try ws.json(fixed)
+        #expect(int(s, "inserted") == 3)
+        #expect(int(s, "rejected") == 0)
+        #expect(!FileManager.default.fileExists(atPath: ws.path("Samples/places.rejects.rejects.csv")))
+        // The rejects file's own columns are not carried into the places.
+        #expect(try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(sorted(db.locations.find_one({'importKey': 'bad-002'})['extra'].keys()), db.locations.count_documents({}))
+        """) == "['opening_hours'] 22")
+    }
+
+    @Test func changedRowIsUpdatedNotDuplicated() throws {
+        guard let ws = try Workspace("update") else { print("SKIPPED changedRowIsUpdatedNotDuplicated: MONGODB_URI is not set"); return }
+        defer { ws.cleanUp() }
+        let csv = ws.path("small.csv")
+        try "id,name,lat,lon\na,Alpha,1,2\nb,Beta,3,4\nc,Gamma,5,6\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        #expect(int(try ws.json(try ws.poi(["import", "small.csv", "--json"])), "inserted") == 3)
+        try "id,name,lat,lon\na,Alpha,1,2\nb,Beta renamed,3,4\nc,Gamma,5,6\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        let s = try ws.json(try ws.poi(["import", "small.csv", "--json"]))
+        #expect(int(s, "inserted") == 0)
+        #expect(int(s, "updated") == 1)
+        #expect(int(s, "unchanged") == 2)
+        #expect(try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        b = db.locations.find_one({'importKey': 'b'})
+        print(db.locations.count_documents({}), b['name'], b['updated_at'] > b['created_at'])
+        """) == "3 Beta renamed True")
+    }
+
+    @Test func twoShardsTogetherImportExactlyTheWholeFile() throws {
+        guard let ws = try Workspace("shard") else { print("SKIPPED twoShards: MONGODB_URI is not set"); return }
+        defer { ws.cleanUp() }
+        let a = try ws.json(try ws.poi(["import", "Samples/landmarks.geojson", "--shard", "0/2", "--json", "--quiet"]))
+        let b = try ws.json(try ws.poi(["import", "Samples/landmarks.geojson", "--shard", "1/2", "--json", "--quiet"]))
+        #expect(int(a, "inserted")! + int(b, "inserted")! == 13)
+        #expect(int(a, "inserted")! > 0 && int(b, "inserted")! > 0)
+        #expect(int(a, "skippedByShard") == int(b, "inserted"))
+        let all = try ws.json(try ws.poi(["import", "Samples/landmarks.geojson", "--json", "--quiet"]))
+        #expect(int(all, "inserted") == 0)
+        #expect(int(all, "unchanged") == 13)
+    }
+
+    @Test func requireImagesRejectsRowsWhoseImageFails() throws {
+        guard let ws = try Workspace("require") else { print("SKIPPED requireImages: MONGODB_URI is not set"); return }
+        defer { ws.cleanUp() }
+        let r = try ws.poi(["import", "Samples/places.csv", "--require-images", "--json", "--quiet"])
+        #expect(r.status == 1)
+        let s = try ws.json(r)
+        #expect(int(s, "inserted") == 16)
+        #expect(int(s, "rejected") == 6)
+        let rejects = try String(contentsOfFile: ws.path("Samples/places.rejects.csv"), encoding: .utf8)
+        #expect(rejects.contains("syd-001,Sydney Opera House,"))
+        #expect(rejects.contains(",image,no such file\r\n"))
+    }
+
+    @Test func dryRunNeedsNoDatabaseAndWritesNothing() throws {
+        guard let ws = try Workspace("dry", uri: "mongodb://127.0.0.1:1") else { return }
+        defer { try? FileManager.default.removeItem(at: ws.root) }
+        let r = try ws.poi(["import"] + Self.sampleFiles + ["--dry-run", "--json"])
+        #expect(r.status == 1)
+        let s = try ws.json(r)
+        #expect(s["dryRun"] as? Bool == true)
+        #expect(int(s, "inserted") == 32)
+        #expect(int(s, "rejected") == 5)
+        #expect(int(s, "imagesFailed") == 3)
+        #expect(ws.files(in: "uploads").isEmpty)
+    }
+
+    @Test func badArgumentsAndUnreadableInputExit2() throws {
+        let missing = try PoiProcess.run(["import", "/nonexistent/places.csv", "--dry-run"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("/nonexistent/places.csv"))
+        #expect(try PoiProcess.run(["import", "x.csv", "--shard", "2/2"]).status == 2)
+        #expect(try PoiProcess.run(["import"]).status == 2)
+        let help = try PoiProcess.run(["import", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("Examples:"))
+    }
+}

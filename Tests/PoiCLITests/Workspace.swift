@@ -1,0 +1,78 @@
+import Foundation
+
+/// A scratch folder with a copy of Samples/, a database name of its own and an uploads folder,
+/// so end-to-end tests never write into the repository or share state.
+struct Workspace {
+    let root: URL
+    let database: String
+    let uri: String
+
+    init?(_ label: String, uri: String? = PoiProcess.liveURI) throws {
+        guard let uri else { return nil }
+        self.uri = uri
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("poi-e2e-\(label)-\(UUID().uuidString.prefix(8))")
+        database = "poikit_e2e_\(label)_\(UUID().uuidString.prefix(8).lowercased())"
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: PoiProcess.repoRoot.appendingPathComponent("Samples"),
+                                         to: root.appendingPathComponent("Samples"))
+    }
+
+    func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+
+    /// Runs `poi` in the workspace against this database.
+    func poi(_ arguments: [String], uploads: String = "uploads") throws -> PoiProcess.Result {
+        var args = arguments
+        if let command = args.first, ["import", "export", "thumbnails"].contains(command) {
+            args += ["--db", database, "--uploads", path(uploads)]
+        }
+        return try PoiProcess.run(args, environment: ["MONGODB_URI": uri], currentDirectory: root)
+    }
+
+    /// `--json` output parsed (the summary object on stdout).
+    func json(_ result: PoiProcess.Result) throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+            throw WorkspaceError("stdout is not a JSON object: \(result.stdout) / stderr: \(result.stderr)")
+        }
+        return object
+    }
+
+    func files(in relative: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path(relative))) ?? []).sorted()
+    }
+
+    func features(_ relative: String) throws -> [[String: Any]] {
+        let data = try Data(contentsOf: root.appendingPathComponent(relative))
+        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        return object?["features"] as? [[String: Any]] ?? []
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: root)
+        dropDatabase()
+    }
+
+    private func dropDatabase() {
+        _ = try? python("import pymongo,sys; pymongo.MongoClient(sys.argv[1]).drop_database(sys.argv[2])")
+    }
+
+    /// Runs a Python snippet with pymongo (argv[1] = URI, argv[2] = database): an independent
+    /// driver reading what PoiKit wrote, the way the Node.js backend would.
+    func python(_ script: String) throws -> String {
+        let p = Process()
+        p.executableURL = PoiProcess.repoRoot.appendingPathComponent(".venv/bin/python")
+        p.arguments = ["-c", script, uri, database]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+struct WorkspaceError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+func int(_ object: [String: Any], _ key: String) -> Int? { object[key] as? Int }
