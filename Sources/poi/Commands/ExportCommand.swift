@@ -44,7 +44,9 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Decimals for coordinates (0-15).")
     var precision: Int = 7
 
-    @Option(help: ArgumentHelp("Only places inside this box (west,south,east,north; west > east crosses the antimeridian).",
+    // Unconditional: the value usually starts with a minus sign (a western or southern edge).
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Only places inside this box (west,south,east,north; west > east crosses the antimeridian).",
                                valueName: "W,S,E,N"))
     var bbox: String?
 
