@@ -1,15 +1,30 @@
+import Dispatch
 import PoiModel
 
 /// Reads places from CSV: header → column plan → per record mapping and validation.
+///
+/// Tokenizing is sequential (it must find record boundaries), but turning a record into a
+/// validated `Place` is independent per record and is most of the cost (UTF-8 checks, strings,
+/// number parsing, SHA-256 keys). So records are tokenized into small batches, and the batches are
+/// converted in parallel on all cores; items are still returned in input order. Batches are capped
+/// in records and bytes, so memory stays flat.
 public final class CSVPlaceReader {
     public let file: String
     public let header: [String]
     public let roles: [ColumnRole]
     public var delimiter: UInt8 { tokenizer.delimiter }
     private let tokenizer: CSVTokenizer
+    private let converter: CSVRecordConverter
     private var record = 0
+    private var pending: [ReadItem] = []
+    private var pendingIndex = 0
+    private var exhausted = false
+    /// Batches converted together (one per core).
+    private let parallelism: Int
+    static let batchRecords = 2048
+    static let batchBytes = 2 << 20
 
-    public init(source: ByteSource, options: ReadOptions = ReadOptions()) throws(FormatError) {
+    public init(source: ByteSource, options: ReadOptions = ReadOptions(), parallelism: Int? = nil) throws(FormatError) {
         file = source.name
         tokenizer = try CSVTokenizer(source: source, delimiter: options.delimiter, limits: options.limits)
         guard try tokenizer.next() else { throw .emptyFile(file: file) }
@@ -29,6 +44,8 @@ public final class CSVPlaceReader {
             let looked = options.mapping.overrides[f].map { [$0] } ?? f.aliases
             throw .missingColumn(file: file, field: f, looked: looked)
         }
+        converter = CSVRecordConverter(file: file, header: names, roles: roles, limits: options.limits)
+        self.parallelism = max(1, min(8, parallelism ?? ProcessInfoCores.count))
     }
 
     public convenience init(path: String, options: ReadOptions = ReadOptions()) throws(FormatError) {
@@ -37,32 +54,118 @@ public final class CSVPlaceReader {
 
     /// The next place or reject; nil at end of file. Throws only on I/O failure.
     public func next() throws(FormatError) -> ReadItem? {
-        guard try tokenizer.next() else { return nil }
-        record += 1
-        let source = PlaceSource(file: file, record: record, position: .line(tokenizer.recordLine))
+        if pendingIndex < pending.count {
+            pendingIndex += 1
+            return pending[pendingIndex - 1]
+        }
+        if exhausted { return nil }
+        var batches: [RawCSVBatch] = []
+        for _ in 0..<(parallelism * 2) {
+            let b = try readBatch()
+            if !b.records.isEmpty { batches.append(b) }
+            if exhausted { break }
+        }
+        pending.removeAll(keepingCapacity: true)
+        pendingIndex = 0
+        if batches.count == 1 || parallelism == 1 {
+            for b in batches { converter.convert(b, into: &pending) }
+        } else {
+            let slots = ResultSlots(count: batches.count)
+            let conv = converter
+            let work = batches
+            DispatchQueue.concurrentPerform(iterations: work.count) { i in
+                var items: [ReadItem] = []
+                items.reserveCapacity(work[i].records.count)
+                conv.convert(work[i], into: &items)
+                slots.set(i, items)
+            }
+            for items in slots.take() { pending.append(contentsOf: items) }
+        }
+        return try next()
+    }
+
+    private func readBatch() throws(FormatError) -> RawCSVBatch {
+        var batch = RawCSVBatch()
+        while batch.records.count < Self.batchRecords && batch.bytes.count < Self.batchBytes {
+            guard try tokenizer.next() else { exhausted = true; break }
+            record += 1
+            batch.add(tokenizer, record: record)
+        }
+        return batch
+    }
+}
+
+/// Tokenized records, detached from the tokenizer so they can be converted on another thread.
+struct RawCSVBatch: Sendable {
+    struct Record: Sendable {
+        var record: Int
+        var line: Int
+        var firstField: Int
+        var fieldCount: Int
+        var overflowed: Bool
+        var unterminatedQuote: Bool
+    }
+    var bytes: [UInt8] = []
+    /// Absolute end offset in `bytes` of every field of every record.
+    var ends: [Int] = []
+    var records: [Record] = []
+
+    mutating func add(_ t: CSVTokenizer, record: Int) {
+        let base = bytes.count
+        bytes.append(contentsOf: t.bytes)
+        let first = ends.count
+        for e in t.ends { ends.append(base + e) }
+        records.append(Record(record: record, line: t.recordLine, firstField: first, fieldCount: t.ends.count,
+                              overflowed: t.overflowed, unterminatedQuote: t.unterminatedQuote))
+    }
+}
+
+/// Record → `ReadItem`: mapping and validation. Pure, so batches convert in parallel.
+struct CSVRecordConverter: Sendable {
+    let file: String
+    let header: [String]
+    let roles: [ColumnRole]
+    let limits: ReadLimits
+
+    func convert(_ batch: RawCSVBatch, into out: inout [ReadItem]) {
+        batch.bytes.withUnsafeBufferPointer { bytes in
+            batch.ends.withUnsafeBufferPointer { ends in
+                for r in batch.records { out.append(convert(r, bytes: bytes, ends: ends)) }
+            }
+        }
+    }
+
+    private func convert(_ r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> ReadItem {
+        @inline(__always) func field(_ i: Int) -> UnsafeBufferPointer<UInt8> {
+            let k = r.firstField + i
+            // Records are appended back to back: a field starts where the previous one ended.
+            let start = k == 0 ? 0 : ends[k - 1]
+            return UnsafeBufferPointer(rebasing: bytes[start..<ends[k]])
+        }
+        let source = PlaceSource(file: file, record: r.record, position: .line(r.line))
+        func rawFields() -> [String] {
+            (0..<r.fieldCount).map { String(decoding: field($0), as: UTF8.self) }
+        }
         func reject(_ field: String?, _ reason: String) -> ReadItem {
             .reject(Reject(source: source, field: field, reason: reason), raw: .csv(rawFields()))
         }
-        if tokenizer.unterminatedQuote {
+        if r.unterminatedQuote {
             return reject(nil, "unterminated quoted field (the file ends inside quotes)")
         }
-        if tokenizer.overflowed {
-            return reject(nil, "record exceeds the limit of \(tokenizer.limits.maxRecordBytes) bytes "
-                + "or \(tokenizer.limits.maxFields) fields")
+        if r.overflowed {
+            return reject(nil, "record exceeds the limit of \(limits.maxRecordBytes) bytes or \(limits.maxFields) fields")
         }
-        var count = tokenizer.fieldCount
+        var count = r.fieldCount
         // Trailing empty fields beyond the header (a spreadsheet's stray delimiters) are harmless.
-        while count > roles.count && tokenizer.field(count - 1).isEmpty { count -= 1 }
+        while count > roles.count && field(count - 1).isEmpty { count -= 1 }
         if count != roles.count {
-            return reject(nil, "record has \(tokenizer.fieldCount) fields, header has \(roles.count)")
+            return reject(nil, "record has \(r.fieldCount) fields, header has \(roles.count)")
         }
         var draft = PlaceDraft(source: source)
         for i in 0..<count {
-            let raw = tokenizer.field(i)
-            let value: String
-            if let s = decodeField(raw) { value = s } else {
-                let column = header[i]
-                return reject(column, raw.contains(0) ? "contains a NUL byte" : "not valid UTF-8")
+            let raw = field(i)
+            guard let value = decodeField(raw) else {
+                return reject(header[i], raw.contains(0) ? "contains a NUL byte" : "not valid UTF-8")
             }
             switch roles[i] {
             case .field(let f): draft[f] = .string(value)
@@ -71,24 +174,47 @@ public final class CSVPlaceReader {
         }
         switch PlaceValidator.validate(draft) {
         case .success(let p): return .place(p)
-        case .failure(let r): return .reject(r, raw: .csv(rawFields()))
+        case .failure(let rej): return .reject(rej, raw: .csv(rawFields()))
         }
     }
 
     /// UTF-8 text of a field, nil when invalid or containing NUL.
     @inline(__always)
-    private func decodeField(_ raw: ArraySlice<UInt8>) -> String? {
-        raw.withUnsafeBufferPointer { p -> String? in
-            var ascii = true
-            for b in p {
-                if b == 0 { return nil }
-                if b >= 0x80 { ascii = false }
-            }
-            return ascii ? String(decoding: p, as: UTF8.self) : String(validating: p, as: UTF8.self)
+    private func decodeField(_ p: UnsafeBufferPointer<UInt8>) -> String? {
+        var ascii = true
+        for b in p {
+            if b == 0 { return nil }
+            if b >= 0x80 { ascii = false }
         }
-    }
-
-    private func rawFields() -> [String] {
-        (0..<tokenizer.fieldCount).map { String(decoding: tokenizer.field($0), as: UTF8.self) }
+        return ascii ? String(decoding: p, as: UTF8.self) : String(validating: p, as: UTF8.self)
     }
 }
+
+/// Per-index result storage for `concurrentPerform`: each iteration writes only its own slot.
+private final class ResultSlots: @unchecked Sendable {
+    private var slots: UnsafeMutableBufferPointer<[ReadItem]>
+    init(count: Int) {
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: [])
+    }
+    func set(_ i: Int, _ items: [ReadItem]) { slots[i] = items }
+    func take() -> [[ReadItem]] { Array(slots) }
+    deinit {
+        slots.deinitialize()
+        slots.deallocate()
+    }
+}
+
+enum ProcessInfoCores {
+    static let count: Int = {
+        #if canImport(Glibc)
+        return Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        #else
+        return 2
+        #endif
+    }()
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
