@@ -85,13 +85,26 @@ static void fill_info(j_decompress_ptr d, cc_info *info) {
     info->progressive = d->progressive_mode ? 1 : 0;
     info->jpeg_color_space = (int)d->jpeg_color_space;
     info->adobe_marker = d->saw_Adobe_marker ? 1 : 0;
-    info->orientation = 1;
-    for (jpeg_saved_marker_ptr m = d->marker_list; m; m = m->next) {
-        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
-            info->orientation = cc_exif_orientation(m->data, m->data_length);
-            break;
-        }
+}
+
+/* EXIF orientation straight from the bytes: walk the marker segments between SOI and the first
+ * SOS and parse the first APP1 "Exif" payload in place. Nothing is copied, so a file stuffed with
+ * APP1 segments costs no memory (libjpeg's jpeg_save_markers would keep them all). */
+static int jpeg_orientation(const uint8_t *d, size_t len) {
+    size_t i = 2;
+    while (i + 4 <= len) {
+        if (d[i] != 0xFF) return 1;
+        uint8_t m = d[i + 1];
+        if (m == 0xFF) { i++; continue; }                      /* fill byte */
+        if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { i += 2; continue; }
+        if (m == 0xDA || m == 0xD9) return 1;                  /* scan data starts: no EXIF */
+        size_t seg = (size_t)d[i + 2] << 8 | d[i + 3];
+        if (seg < 2 || seg > len - i - 2) return 1;
+        if (m == 0xE1 && seg - 2 >= 6 && memcmp(d + i + 4, "Exif\0\0", 6) == 0)
+            return cc_exif_orientation(d + i + 4, seg - 2);
+        i += 2 + seg;
     }
+    return 1;
 }
 
 static cc_result too_large(uint32_t w, uint32_t h, uint64_t max_pixels) {
@@ -125,9 +138,9 @@ static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_deco
     c->progress.progress_monitor = on_progress;
     d->progress = &c->progress;
     jpeg_mem_src(d, data, (unsigned long)len);
-    jpeg_save_markers(d, JPEG_APP0 + 1, 0xFFFF);
     jpeg_read_header(d, TRUE);
     fill_info(d, info);
+    info->orientation = jpeg_orientation(data, len);
     if (cc_pixels_over_limit(d->image_width, d->image_height, max_pixels)) {
         c->result = too_large(d->image_width, d->image_height, max_pixels);
         return;
