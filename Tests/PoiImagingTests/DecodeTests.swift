@@ -10,7 +10,7 @@ import Testing
     static let jpegNames = [
         "jpeg_baseline_420", "jpeg_444", "jpeg_422", "jpeg_progressive", "jpeg_optimized",
         "jpeg_restart_markers", "jpeg_gray", "jpeg_gray_progressive", "jpeg_cmyk_adobe", "jpeg_cmyk_plain",
-        "jpeg_cmyk_progressive",
+        "jpeg_cmyk_progressive", "jpeg_ycck_adobe",
     ]
     static let pngNames = [
         "png_gray1", "png_gray2", "png_gray4", "png_gray8", "png_gray16", "png_gray_alpha8", "png_rgb8",
@@ -66,15 +66,19 @@ import Testing
         }
     }
 
-    @Test func inverted_adobe_cmyk_is_not_shown_as_a_negative() throws {
-        // The fixture has a red rectangle at (13...33, 9...22); inverted colours would make it cyan.
+    @Test func adobeCMYKIsInvertedAndPlainCMYKIsNot() throws {
+        // The fixture has a red rectangle at (13...33, 9...22); mishandled inversion makes it cyan.
         let fx = try Fixtures.load()
-        for file in ["jpeg_cmyk_adobe.jpg", "jpeg_cmyk_progressive.jpg"] {
+        for file in ["jpeg_cmyk_adobe.jpg", "jpeg_cmyk_progressive.jpg", "jpeg_ycck_adobe.jpg"] {
             let p = try ImageCodec.decode(try fx.bytes(file))
             let (r, g, b) = (p.sample(x: 20, y: 15, channel: 0), p.sample(x: 20, y: 15, channel: 1),
                              p.sample(x: 20, y: 15, channel: 2))
             #expect(r > 200 && g < 80 && b < 80, "\(file): (\(r), \(g), \(b))")
         }
+        // Same scan data without the APP14 marker: the samples (Pillow stored K inverted, 255 here)
+        // are plain CMYK, so the rectangle is full black ink.
+        let plain = try ImageCodec.decode(try fx.bytes("jpeg_cmyk_plain.jpg"))
+        for c in 0..<3 { #expect(plain.sample(x: 20, y: 15, channel: c) < 30) }
     }
 
     @Test func sixteenBitSamplesKeepTheLowByte() throws {

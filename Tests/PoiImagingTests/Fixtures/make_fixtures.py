@@ -102,6 +102,15 @@ with open(path("jpeg_cmyk_plain.jpg"), "wb") as f:
     f.write(strip_app14(data))
 plain_ref = Image.eval(dec, lambda v: 255 - v)  # dec is mode CMYK as Pillow understood it
 add_decode("jpeg_cmyk_plain", "jpeg", plain_ref.convert("RGB"), 3, 8, probe(W, H, 4, 8, False, False), "psnr", 35.0)
+# YCCK: ImageMagick writes CMYK JPEGs as Adobe YCCK (APP14 transform 2); Pillow cannot.
+base.save(path("tmp_base.png"))
+subprocess.run([CONVERT, path("tmp_base.png"), "-colorspace", "CMYK", "-quality", "95",
+                path("jpeg_ycck_adobe.jpg")], check=True)
+os.remove(path("tmp_base.png"))
+ycck = open(path("jpeg_ycck_adobe.jpg"), "rb").read()
+assert ycck[ycck.index(b"\xff\xee") + 15] == 2, "expected an Adobe YCCK file"
+dec = Image.open(path("jpeg_ycck_adobe.jpg"))
+add_decode("jpeg_ycck_adobe", "jpeg", dec.convert("RGB"), 3, 8, probe(W, H, 4, 8, False, False), "psnr", 35.0)
 dec = jpeg("jpeg_cmyk_progressive", cmyk, quality=95, progressive=True)
 add_decode("jpeg_cmyk_progressive", "jpeg", dec.convert("RGB"), 3, 8, probe(W, H, 4, 8, False, True), "psnr", 35.0)
 
