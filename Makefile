@@ -58,3 +58,9 @@ bench-images: build
 SECONDS ?= 30
 fuzz-images:
 	@scripts/fuzz-images.sh $(SECONDS)
+
+# Jobs benchmark (issue 6): poi import/export vs pymongo scripts, same server, same run
+# (BENCH_ROWS=, DRY_ROWS= to resize).
+.PHONY: bench-jobs
+bench-jobs: build
+	@scripts/db.sh with .venv/bin/python scripts/bench-jobs.py

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Jobs benchmark (issue 6): `poi import` / `poi export` beside pymongo scripts doing the same
+work against the same server in the same run: wall time, client CPU (user+sys) and peak RSS.
+
+The server is the one in $MONGODB_URI (`make bench-jobs` starts the embedded SecantusDB). With
+SecantusDB the wall times are the stand-in server's, not the clients': compare CPU columns.
+
+Env: BENCH_ROWS (default 100000), DRY_ROWS (default 1000000, the memory check), POI, BENCH_RESULTS
+(append result rows as JSON lines, for `make bench`'s table).
+"""
+import csv, json, os, random, resource, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
+PY = os.path.join(ROOT, ".venv/bin/python")
+URI = os.environ["MONGODB_URI"]
+ROWS = int(os.environ.get("BENCH_ROWS", "100000"))
+DRY_ROWS = int(os.environ.get("DRY_ROWS", "1000000"))
+BENCH = os.path.join(ROOT, ".bench", "jobs")
+os.makedirs(BENCH, exist_ok=True)
+
+
+def generate(n):
+    path = os.path.join(BENCH, f"places-{n}.csv")
+    if os.path.exists(path):
+        return path
+    rnd = random.Random(7)
+    with open(path + ".tmp", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "name", "address", "lat", "lon", "description", "tags", "opening_hours"])
+        for i in range(n):
+            w.writerow([f"p{i}", f"Place {i} — café Ü", f"{i} Main Street, Springfield",
+                        f"{rnd.uniform(-85, 85):.7f}", f"{rnd.uniform(-179, 179):.7f}",
+                        "A place worth a visit, with a longer description to look like real data.",
+                        f"cat{i % 11};tag{i % 5}", "09:00-17:00"])
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def measure(cmd, env=None):
+    """Wall seconds, user+sys CPU seconds and peak RSS (MB) of one child process."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    err = proc.stderr.read().decode(errors="replace")
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        sys.exit(f"bench-jobs: {' '.join(cmd)} failed ({code}): {err[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+PEER_IMPORT = r'''
+import csv, sys, datetime, pymongo
+from pymongo import UpdateOne
+uri, db, path = sys.argv[1:4]
+coll = pymongo.MongoClient(uri)[db].locations
+coll.create_index([("importKey", 1)], unique=True)
+now = datetime.datetime.now(datetime.timezone.utc)
+ops = []
+with open(path, newline="", encoding="utf-8") as f:
+    for row in csv.DictReader(f):
+        lat, lon = float(row["lat"]), float(row["lon"])
+        if not row["name"].strip() or not (-90 <= lat <= 90 and -180 <= lon <= 180):
+            continue
+        cats = sorted({c.strip() for c in row["tags"].replace("|", ";").split(";") if c.strip()})
+        doc = {"importKey": row["id"], "name": row["name"].strip(), "placename": row["address"],
+               "location": {"type": "Point", "coordinates": [lon, lat]}, "details": row["description"],
+               "categories": cats, "extra": {"opening_hours": row["opening_hours"]},
+               "source": {"file": "places.csv", "line": 0}}
+        ops.append(UpdateOne({"importKey": row["id"]}, {"$set": {**doc, "updated_at": now},
+                                                         "$setOnInsert": {"created_at": now}}, upsert=True))
+        if len(ops) == 500:
+            coll.bulk_write(ops, ordered=False); ops = []
+if ops:
+    coll.bulk_write(ops, ordered=False)
+'''
+
+PEER_EXPORT = r'''
+import json, sys, pymongo
+uri, db, out = sys.argv[1:4]
+coll = pymongo.MongoClient(uri)[db].locations
+with open(out, "w", encoding="utf-8") as f:
+    f.write('{"type":"FeatureCollection","features":[')
+    first = True
+    for d in coll.find({}, batch_size=1000).sort("_id", 1):
+        props = {k: d[k] for k in ("name", "placename", "details", "categories", "importKey", "imageId", "thumbnailId") if k in d}
+        for k in ("created_at", "updated_at"):
+            if k in d: props[k] = d[k].isoformat() + "Z"
+        props.update(d.get("extra", {}))
+        feat = {"type": "Feature", "id": str(d["_id"]), "geometry": d["location"], "properties": props}
+        f.write(("" if first else ",") + "\n" + json.dumps(feat, ensure_ascii=False))
+        first = False
+    f.write("\n]}\n")
+'''
+
+
+def row(name, poi, peer, peer_name, metric, target=None):
+    ratio = poi / peer if peer else float("nan")
+    met = None if target is None else ratio <= target
+    result = {"benchmark": name, "metric": metric, "poikit": round(poi, 3), "peer": peer_name,
+              "peer_value": round(peer, 3), "ratio": round(ratio, 3),
+              "target": None if target is None else f"<= {target}", "met": met}
+    if os.environ.get("BENCH_RESULTS"):
+        with open(os.environ["BENCH_RESULTS"], "a") as f:
+            f.write(json.dumps(result) + "\n")
+    return result
+
+
+def main():
+    csv_path = generate(ROWS)
+    stamp = str(int(time.time()))
+    db_poi, db_peer = f"bench_poi_{stamp}", f"bench_peer_{stamp}"
+    results = []
+    print(f"Jobs benchmark: {ROWS} CSV rows without images, server {URI.split('@')[-1]}", flush=True)
+
+    imp = measure([POI, "import", csv_path, "--uri", URI, "--db", db_poi, "--quiet", "--rejects", os.path.join(BENCH, "r.csv")])
+    peer_imp = measure([PY, "-c", PEER_IMPORT, URI, db_peer, csv_path])
+    results.append(row(f"import {ROWS} rows: client CPU s", imp[1], peer_imp[1], "pymongo bulk upserts", "cpu"))
+    results.append(row(f"import {ROWS} rows: wall s", imp[0], peer_imp[0], "pymongo bulk upserts", "wall"))
+    results.append(row(f"import {ROWS} rows: peak RSS MB", imp[2], peer_imp[2], "pymongo bulk upserts", "rss"))
+
+    out_poi, out_peer = os.path.join(BENCH, "poi.geojson"), os.path.join(BENCH, "peer.geojson")
+    exp = measure([POI, "export", "--uri", URI, "--db", db_poi, "-o", out_poi, "--quiet"])
+    peer_exp = measure([PY, "-c", PEER_EXPORT, URI, db_poi, out_peer])
+    results.append(row(f"export {ROWS} places: wall s", exp[0], peer_exp[0], "pymongo + json", "wall", 0.5))
+    results.append(row(f"export {ROWS} places: client CPU s", exp[1], peer_exp[1], "pymongo + json", "cpu"))
+
+    dry_csv = generate(DRY_ROWS)
+    dry = measure([POI, "import", dry_csv, "--dry-run", "--quiet", "--rejects", os.path.join(BENCH, "r.csv")])
+    r = {"benchmark": f"import --dry-run {DRY_ROWS} rows: peak RSS MB", "metric": "rss", "poikit": round(dry[2], 1),
+         "peer": "target 200 MB", "peer_value": 200, "ratio": round(dry[2] / 200, 3), "target": "<= 1.0", "met": dry[2] <= 200}
+    if os.environ.get("BENCH_RESULTS"):
+        with open(os.environ["BENCH_RESULTS"], "a") as f:
+            f.write(json.dumps(r) + "\n")
+    results.append(r)
+
+    subprocess.run([PY, "-c", "import pymongo,sys; c=pymongo.MongoClient(sys.argv[1]); [c.drop_database(d) for d in sys.argv[2:]]",
+                    URI, db_poi, db_peer], check=False)
+    print(f"\n{'benchmark':<44} {'PoiKit':>9} {'peer':>9} {'ratio':>7}  peer / target")
+    for x in results:
+        verdict = "" if x["met"] is None else ("met" if x["met"] else "MISSED")
+        print(f"{x['benchmark']:<44} {x['poikit']:>9} {x['peer_value']:>9} {x['ratio']:>7}  {x['peer']} {x['target'] or ''} {verdict}")
+    print("\nNote: against SecantusDB the server dominates wall time (never benchmark the database through it);"
+          " the client CPU rows are the fair comparison. The 1M-row memory check runs --dry-run: the whole"
+          " pipeline but the writes, which would take hours through the stand-in server.")
+
+
+if __name__ == "__main__":
+    main()
