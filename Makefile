@@ -64,3 +64,8 @@ fuzz-images:
 .PHONY: bench-jobs
 bench-jobs: build
 	@scripts/db.sh with .venv/bin/python scripts/bench-jobs.py
+
+# Every benchmark in one run, ending with one table (also out/bench.json). BENCHES= to choose.
+.PHONY: bench
+bench: setup
+	@.venv/bin/python scripts/bench.py
