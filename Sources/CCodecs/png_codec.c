@@ -20,7 +20,7 @@ typedef struct {
     int warnings;
     uint8_t *row;
     uint8_t **rows;
-    cc_image full;
+    uint64_t *grid;
     cc_box box;
     cc_result result;
 } pdec_ctx;
@@ -50,6 +50,59 @@ static void on_png_read(png_structp png, png_bytep out, size_t n) {
 static cc_result too_large(uint32_t w, uint32_t h, uint64_t max_pixels) {
     return cc_fail(CC_ERR_TOO_LARGE, "image is %ux%u (%.1f MP), over the limit of %.1f MP", w, h,
                    (double)w * (double)h / 1e6, (double)max_pixels / 1e6);
+}
+
+/* Adam7 with a box shrink: read the seven passes as libpng delivers them (interlace handling
+ * off, so each row is a pass's sub-row) and add every pixel straight into the sums of its output
+ * cell. Memory is the output grid of sums, about (2 x thumbnail)^2 cells, never the full image.
+ * The result equals the non-interlaced box shrink of the same pixels exactly. */
+static void adam7_shrink(pdec_ctx *c, uint32_t w, uint32_t h, int ch, int bps, int f, cc_image *out) {
+    static const uint32_t x0[7] = {0, 4, 0, 2, 0, 1, 0}, dx[7] = {8, 8, 4, 4, 2, 2, 1};
+    static const uint32_t y0[7] = {0, 0, 4, 0, 2, 0, 1}, dy[7] = {8, 8, 8, 4, 4, 2, 2};
+    uint32_t ow = (w + (uint32_t)f - 1) / (uint32_t)f, oh = (h + (uint32_t)f - 1) / (uint32_t)f;
+    c->result = cc_image_alloc(out, ow, oh, ch, bps);
+    if (c->result.status != CC_OK) return;
+    c->grid = calloc((size_t)ow * oh * (size_t)ch, sizeof(uint64_t));
+    c->row = malloc((size_t)w * ch * bps);
+    if (!c->grid || !c->row) { c->result = cc_fail(CC_ERR_NOMEM, "out of memory"); cc_image_free(out); return; }
+    int alpha = (ch == 2 || ch == 4);
+    for (int p = 0; p < 7; p++) {
+        if (w <= x0[p] || h <= y0[p]) continue; /* libpng skips empty passes too */
+        uint32_t pw = (w - x0[p] + dx[p] - 1) / dx[p], ph = (h - y0[p] + dy[p] - 1) / dy[p];
+        for (uint32_t r = 0; r < ph; r++) {
+            png_read_row(c->png, c->row, NULL);
+            uint64_t *line = c->grid + (size_t)((y0[p] + r * dy[p]) / (uint32_t)f) * ow * ch;
+            for (uint32_t i = 0; i < pw; i++) {
+                uint64_t *s = line + (size_t)((x0[p] + i * dx[p]) / (uint32_t)f) * ch;
+                size_t k0 = (size_t)i * ch;
+                if (bps == 1) {
+                    const uint8_t *px = c->row + k0;
+                    if (alpha) { uint64_t a = px[ch - 1]; for (int k = 0; k < ch - 1; k++) s[k] += px[k] * a; s[ch - 1] += a; }
+                    else for (int k = 0; k < ch; k++) s[k] += px[k];
+                } else {
+                    const uint16_t *px = (const uint16_t *)(const void *)c->row + k0;
+                    if (alpha) { uint64_t a = px[ch - 1]; for (int k = 0; k < ch - 1; k++) s[k] += px[k] * a; s[ch - 1] += a; }
+                    else for (int k = 0; k < ch; k++) s[k] += px[k];
+                }
+            }
+        }
+    }
+    for (uint32_t oy = 0; oy < oh; oy++) {
+        uint32_t rows = h - oy * (uint32_t)f < (uint32_t)f ? h - oy * (uint32_t)f : (uint32_t)f;
+        uint8_t *dst = out->pixels + (size_t)oy * out->stride;
+        for (uint32_t ox = 0; ox < ow; ox++) {
+            uint32_t cols = w - ox * (uint32_t)f < (uint32_t)f ? w - ox * (uint32_t)f : (uint32_t)f;
+            uint64_t n = (uint64_t)rows * cols;
+            const uint64_t *s = c->grid + ((size_t)oy * ow + ox) * ch;
+            for (int k = 0; k < ch; k++) {
+                uint64_t v;
+                if (alpha && k < ch - 1) v = s[ch - 1] ? (s[k] + s[ch - 1] / 2) / s[ch - 1] : 0;
+                else v = (s[k] + n / 2) / n;
+                if (bps == 2) ((uint16_t *)(void *)dst)[(size_t)ox * ch + k] = (uint16_t)v;
+                else dst[(size_t)ox * ch + k] = (uint8_t)v;
+            }
+        }
+    }
 }
 
 static void pdec_run(pdec_ctx *c, const cc_decode_options *opt, uint64_t max_pixels, int header_only,
@@ -93,13 +146,15 @@ static void pdec_run(pdec_ctx *c, const cc_decode_options *opt, uint64_t max_pix
         const uint16_t one = 1;
         if (*(const uint8_t *)&one == 1) png_set_swap(c->png);
     }
-    int passes = png_set_interlace_handling(c->png);
-    png_read_update_info(c->png, c->info);
-    int channels = png_get_channels(c->png, c->info);
-    int bps = png_get_bit_depth(c->png, c->info) == 16 ? 2 : 1;
     int shrink = opt->shrink > 1 ? opt->shrink : 1;
     if (shrink > (int)w) shrink = (int)w;
     if (shrink > (int)h) shrink = (int)h;
+    int interlaced = interlace == PNG_INTERLACE_ADAM7;
+    /* Interlaced + shrink reads raw passes (adam7_shrink); otherwise libpng de-interlaces. */
+    int passes = (interlaced && shrink > 1) ? 7 : png_set_interlace_handling(c->png);
+    png_read_update_info(c->png, c->info);
+    int channels = png_get_channels(c->png, c->info);
+    int bps = png_get_bit_depth(c->png, c->info) == 16 ? 2 : 1;
 
     if (passes == 1 && shrink == 1) {
         c->result = cc_image_alloc(out, w, h, channels, bps);
@@ -115,20 +170,17 @@ static void pdec_run(pdec_ctx *c, const cc_decode_options *opt, uint64_t max_pix
             png_read_row(c->png, c->row, NULL);
             cc_box_push(&c->box, c->row);
         }
+    } else if (shrink > 1) {
+        adam7_shrink(c, w, h, channels, bps, shrink, out);
+        if (c->result.status != CC_OK) return;
     } else {
-        /* Adam7 needs the whole image before any row is final. */
-        cc_image *target = shrink == 1 ? out : &c->full;
-        c->result = cc_image_alloc(target, w, h, channels, bps);
+        /* Full-size Adam7 needs the whole image before any row is final. */
+        c->result = cc_image_alloc(out, w, h, channels, bps);
         if (c->result.status != CC_OK) return;
         c->rows = malloc(sizeof(uint8_t *) * h);
-        if (!c->rows) { c->result = cc_fail(CC_ERR_NOMEM, "out of memory"); cc_image_free(target); return; }
-        for (png_uint_32 y = 0; y < h; y++) c->rows[y] = target->pixels + (size_t)y * target->stride;
+        if (!c->rows) { c->result = cc_fail(CC_ERR_NOMEM, "out of memory"); cc_image_free(out); return; }
+        for (png_uint_32 y = 0; y < h; y++) c->rows[y] = out->pixels + (size_t)y * out->stride;
         png_read_image(c->png, c->rows);
-        if (shrink > 1) {
-            c->result = cc_box_begin(&c->box, w, h, channels, bps, shrink, out);
-            if (c->result.status != CC_OK) return;
-            for (png_uint_32 y = 0; y < h; y++) cc_box_push(&c->box, c->rows[y]);
-        }
     }
     /* Reads the chunks after the image data and checks their CRCs; lenient mode keeps an image
      * whose pixels are complete even if the tail is damaged or missing. */
@@ -146,7 +198,7 @@ static cc_result pdec(const uint8_t *data, size_t len, const cc_decode_options *
     if (c.png) png_destroy_read_struct(&c.png, c.info ? &c.info : NULL, NULL);
     free(c.row);
     free(c.rows);
-    cc_image_free(&c.full);
+    free(c.grid);
     cc_box_end(&c.box);
     return c.result;
 }

@@ -165,3 +165,71 @@ import Testing
         #expect(try ImageCodec.probe(t.data).isProgressive)
     }
 }
+
+/// Load-time box shrink of PNGs, streamed for plain PNGs and pass by pass for Adam7 ones.
+@Suite struct PNGShrinkOnLoadTests {
+    static func shrinkDecode(_ bytes: [UInt8], shrink: Int) throws -> PixelBuffer {
+        var opts = cc_decode_options(max_pixels: 0, lenient: 0, scale_denom: 1, shrink: Int32(shrink))
+        var info = cc_info()
+        var out = cc_image()
+        let r = bytes.withUnsafeBytes { cc_decode($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, &opts, &info, &out) }
+        #expect(r.status == CC_OK)
+        return PixelBuffer(copying: CImage(out))
+    }
+
+    static func reencode(_ p: PixelBuffer) -> [UInt8] {
+        var bytes = p.bytes
+        var encoded: UnsafeMutablePointer<UInt8>? = nil
+        var length = 0
+        bytes.withUnsafeMutableBufferPointer { buf in
+            var src = cc_image(pixels: buf.baseAddress, width: UInt32(p.width), height: UInt32(p.height),
+                               channels: Int32(p.channels), bytes_per_sample: 1, stride: p.width * p.channels)
+            #expect(cc_encode_png(&src, 6, &encoded, &length).status == CC_OK)
+        }
+        defer { cc_free(encoded) }
+        return Array(UnsafeBufferPointer(start: encoded, count: length))
+    }
+
+    @Test(arguments: [2, 3, 5, 8])
+    func sixteenBitInterlacedBoxShrinkIsTheExactBoxMean(shrink: Int) throws {
+        let fx = try Fixtures.load()
+        let p = try Self.shrinkDecode(try fx.bytes("png_rgb16_interlaced.png"), shrink: shrink)
+        let ref = try fx.bytes("png_rgb16_interlaced.ref") // 67x45 RGB, 16-bit little-endian
+        let (w, h) = (67, 45)
+        #expect(p.width == (w + shrink - 1) / shrink && p.height == (h + shrink - 1) / shrink && p.bitDepth == 16)
+        var mismatches = 0
+        for oy in 0..<p.height {
+            for ox in 0..<p.width {
+                for k in 0..<3 {
+                    var sum = 0, n = 0
+                    for y in (oy * shrink)..<min(h, (oy + 1) * shrink) {
+                        for x in (ox * shrink)..<min(w, (ox + 1) * shrink) {
+                            let i = ((y * w + x) * 3 + k) * 2
+                            sum += Int(ref[i]) | Int(ref[i + 1]) << 8
+                            n += 1
+                        }
+                    }
+                    if p.sample(x: ox, y: oy, channel: k) != (sum + n / 2) / n { mismatches += 1 }
+                }
+            }
+        }
+        #expect(mismatches == 0)
+    }
+
+    @Test(arguments: ["png_rgba8_interlaced", "png_gray8_interlaced"])
+    func interlacedAndPlainGiveIdenticalThumbnails(name: String) throws {
+        let fx = try Fixtures.load()
+        let interlaced = try fx.bytes(name + ".png")
+        let plain = Self.reencode(try ImageCodec.decode(interlaced))
+        #expect(try !ImageCodec.probe(plain).isProgressive)
+        for shrink in [2, 4, 7] {
+            #expect(try Self.shrinkDecode(interlaced, shrink: shrink) == Self.shrinkDecode(plain, shrink: shrink))
+        }
+        // 67x45 -> 16x11 needs a 4x reduction, so the thumbnail path shrinks on load (by 2).
+        let spec = try ThumbnailSpec(width: 16, height: 16, format: .png)
+        #expect(ThumbnailPlan(source: try ImageCodec.probe(interlaced), spec: spec).pngShrink == 2)
+        let a = try Thumbnailer.make(from: interlaced, spec: spec)
+        let b = try Thumbnailer.make(from: plain, spec: spec)
+        #expect(try ImageCodec.decode(a.data) == ImageCodec.decode(b.data))
+    }
+}
