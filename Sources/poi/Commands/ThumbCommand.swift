@@ -188,9 +188,7 @@ struct ThumbBatch: Sendable {
                 throw ThumbFailure(error.description)
             }
             let url = outputDirectory.appendingPathComponent(base + thumb.format.fileExtension)
-            do { try Data(thumb.data).write(to: url, options: .atomic) } catch {
-                throw ThumbFailure("cannot write \(url.path): \(error.localizedDescription)")
-            }
+            try writeReplacing(url.path, thumb.data)
             return .written(path: url.path, width: thumb.width, height: thumb.height, format: thumb.format,
                             bytes: thumb.data.count)
         } catch let failure as ThumbFailure {
@@ -212,19 +210,51 @@ struct ThumbBatch: Sendable {
         if size > Self.maxInputBytes {
             throw ThumbFailure("file is \(size >> 20) MB, over the \(Self.maxInputBytes >> 20) MB input limit")
         }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var filled = 0
-        while filled < size {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, size - filled) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ThumbFailure("read error: \(String(cString: strerror(errno)))")
+        var failure: String?
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buf, count in
+            var filled = 0
+            while filled < size {
+                let n = read(fd, buf.baseAddress! + filled, size - filled)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = "read error: \(String(cString: strerror(errno)))"
+                    break
+                }
+                if n == 0 { break }
+                filled += n
             }
-            if n == 0 { break }
-            filled += n
+            count = filled
         }
-        if filled < size { bytes.removeLast(size - filled) }
+        if let failure { throw ThumbFailure(failure) }
         return bytes
+    }
+
+    /// Writes to a temporary name in the same folder and renames it into place, so a reader never
+    /// sees half a thumbnail. No fsync: these are regenerable outputs, and vipsthumbnail does not
+    /// sync either (PoiStore's uploads, which must survive a crash, do).
+    private func writeReplacing(_ path: String, _ data: [UInt8]) throws {
+        let temp = path + ".tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if fd < 0 { throw ThumbFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
+        var written = 0
+        var error: Int32 = 0
+        data.withUnsafeBytes { raw in
+            while written < raw.count {
+                let n = write(fd, raw.baseAddress! + written, raw.count - written)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    error = errno
+                    return
+                }
+                written += n
+            }
+        }
+        if close(fd) != 0 && error == 0 { error = errno }
+        if error == 0 && rename(temp, path) != 0 { error = errno }
+        if error != 0 {
+            unlink(temp)
+            throw ThumbFailure("cannot write \(path): \(String(cString: strerror(error)))")
+        }
     }
 }
 
