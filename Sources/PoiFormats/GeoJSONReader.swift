@@ -318,6 +318,18 @@ public final class GeoJSONReader {
 
     // MARK: mapping
 
+    /// Property name → field, memoised: features repeat the same few keys, and normalising a
+    /// name is far dearer than a lookup. Capped so hostile files with endless distinct keys
+    /// cannot grow it.
+    private var fieldCache: [String: PlaceField?] = [:]
+
+    private func field(forProperty key: String) -> PlaceField? {
+        if let hit = fieldCache[key] { return hit }
+        let f = options.mapping.field(forColumn: key)
+        if fieldCache.count < 4096 { fieldCache[key] = .some(f) }
+        return f
+    }
+
     private func mapFeature(_ v: JSONValue, source: PlaceSource) -> ReadItem {
         func reject(_ field: String?, _ reason: String) -> ReadItem {
             .reject(Reject(source: source, field: field, reason: reason), raw: .feature(v))
@@ -353,9 +365,9 @@ public final class GeoJSONReader {
         switch f["properties"] {
         case nil, .null?: break
         case .object(let props)?:
-            var taken = Set<PlaceField>()
+            var taken = FieldSet()
             for m in props.members {
-                if let field = options.mapping.field(forColumn: m.key), !taken.contains(field),
+                if let field = field(forProperty: m.key), !taken.contains(field),
                    field != .latitude, field != .longitude, !(field == .id && draft.id != nil) {
                     taken.insert(field)
                     draft[field] = m.value
@@ -370,4 +382,12 @@ public final class GeoJSONReader {
         case .failure(let r): return .reject(r, raw: .feature(v))
         }
     }
+}
+
+/// A set of `PlaceField`s as a bitmask: per-feature bookkeeping without hashing.
+struct FieldSet {
+    private var bits: UInt16 = 0
+    private static func bit(_ f: PlaceField) -> UInt16 { 1 << UInt16(PlaceField.allCases.firstIndex(of: f)!) }
+    func contains(_ f: PlaceField) -> Bool { bits & FieldSet.bit(f) != 0 }
+    mutating func insert(_ f: PlaceField) { bits |= FieldSet.bit(f) }
 }

@@ -17,6 +17,7 @@ public struct JSONParser: ~Copyable {
     private var i = 0
     private let maxDepth: Int
     private var scratch: [UInt8] = []
+    private var lastStringHadEscapes = false
 
     /// Parses exactly one JSON value (surrounding whitespace allowed).
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
@@ -62,7 +63,8 @@ public struct JSONParser: ~Copyable {
                 guard i < p.count, p[i] == 0x22 else { throw fail("expected a string key") }
                 let keyStart = i
                 let key = try string()
-                if key.utf8.contains(0) { i = keyStart; throw fail("object key contains NUL") }
+                // Raw NULs are refused as control characters; only a \u0000 escape can make one.
+                if lastStringHadEscapes && key.utf8.contains(0) { i = keyStart; throw fail("object key contains NUL") }
                 // Linear check for small objects, a set once they grow (hostile key floods).
                 if obj.count < 16 {
                     if obj.contains(key) { i = keyStart; throw fail("duplicate key \"\(key.prefix(60))\"") }
@@ -177,6 +179,7 @@ public struct JSONParser: ~Copyable {
         i += 1
         let start = i
         var ascii = true
+        lastStringHadEscapes = false
         // Fast path: no escapes.
         while i < p.count {
             let b = p[i]
@@ -196,6 +199,7 @@ public struct JSONParser: ~Copyable {
             i += 1
         }
         // Slow path: unescape into scratch.
+        lastStringHadEscapes = true
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: UnsafeBufferPointer(rebasing: p[start..<i]))
         while i < p.count {

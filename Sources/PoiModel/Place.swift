@@ -28,7 +28,15 @@ public enum PlaceField: String, Sendable, CaseIterable, Hashable {
     /// Case- and space-insensitive column name key: lowercased with whitespace, `_` and `-` removed,
     /// so "Image Path", "image_path" and "IMAGEPATH" all match.
     public static func normalizeColumnName(_ s: String) -> String {
-        String(String.UnicodeScalarView(s.lowercased().unicodeScalars.filter {
+        if s.utf8.allSatisfy({ $0 < 0x80 }) {
+            var out: [UInt8] = []
+            out.reserveCapacity(s.utf8.count)
+            for b in s.utf8 where !(b == 0x20 || (b >= 0x09 && b <= 0x0D) || b == 0x5F || b == 0x2D) {
+                out.append(b >= 0x41 && b <= 0x5A ? b + 0x20 : b)
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+        return String(String.UnicodeScalarView(s.lowercased().unicodeScalars.filter {
             !($0.properties.isWhitespace || $0 == "_" || $0 == "-")
         }))
     }

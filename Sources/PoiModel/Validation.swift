@@ -112,7 +112,11 @@ public enum PlaceValidator {
                     return reject(.categories, "categories must be strings, got \(item.typeName)")
                 }
                 // An array element may itself be "a;b": split the same way as CSV text.
-                strings.append(contentsOf: s.split(whereSeparator: { $0 == ";" || $0 == "|" }).map(String.init))
+                if s.utf8.contains(where: { $0 == 0x3B || $0 == 0x7C }) {
+                    strings.append(contentsOf: Categories.parse(s))
+                } else {
+                    strings.append(s)
+                }
             }
             categories = Categories.normalize(strings)
         case let v?: return reject(.categories, "categories must be a string or an array of strings, got \(v.typeName)")
