@@ -54,10 +54,13 @@ def generate(n, csv_path, geojson_path):
     os.replace(tmp_geo, geojson_path)
 
 
-def run(cmd):
-    """Wall seconds (best of REPEAT) and peak RSS in MB of `cmd` (a child process)."""
-    best, rss = None, 0.0
-    for _ in range(REPEAT):
+def run(cmd, prepare=None, repeat=None):
+    """Best-of-REPEAT wall seconds, peak RSS in MB and best CPU seconds (user+sys) of `cmd`.
+    CPU time is printed too because wall time is noisy when other work shares the machine."""
+    best, rss, cpu = None, 0.0, None
+    for _ in range(repeat or REPEAT):
+        if prepare:
+            prepare()
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(p.pid, 0)
@@ -66,8 +69,10 @@ def run(cmd):
         if code not in (0, 1):
             sys.exit(f"failed ({code}): {' '.join(cmd)}")
         best = dt if best is None else min(best, dt)
+        c = usage.ru_utime + usage.ru_stime
+        cpu = c if cpu is None else min(cpu, c)
         rss = max(rss, usage.ru_maxrss / 1024.0)   # Linux: KiB
-    return best, rss
+    return best, rss, cpu
 
 
 def main():
@@ -84,12 +89,12 @@ def main():
     rows = []
 
     def row(task, ours, peer, peer_name, target):
-        t1, m1 = ours
+        t1, m1, c1 = ours
         if peer is None:
-            rows.append((task, t1, m1, peer_name, None, None, None, target))
+            rows.append((task, t1, m1, c1, peer_name, None, None, None, None, None, target))
             return
-        t2, m2 = peer
-        rows.append((task, t1, m1, peer_name, t2, m2, t1 / t2, target))
+        t2, m2, c2 = peer
+        rows.append((task, t1, m1, c1, peer_name, t2, m2, c2, t1 / t2, c1 / c2, target))
 
     row("check CSV", run([POI, "check", csv_s]), run(py_csv), "python csv", "<= 0.33")
     row("check GeoJSON", run([POI, "check", geo_s]), run(py_json), "python json.load", "<= 0.33")
@@ -98,46 +103,38 @@ def main():
     ours_conv = run([POI, "convert", csv_s, "-o", out, "--quiet"])
     if ogr:
         ogr_out = os.path.join(BENCH, "ogr.geojson")
-        def ogr_cmd():
+        def clean():   # ogr2ogr refuses to overwrite: fresh output per run
             if os.path.exists(ogr_out):
                 os.remove(ogr_out)
-            return [ogr, "-f", "GeoJSON", "-lco", "RFC7946=YES", "-oo", "X_POSSIBLE_NAMES=lon",
-                    "-oo", "Y_POSSIBLE_NAMES=lat", ogr_out, csv_s]
-        best = None
-        for _ in range(REPEAT):   # ogr2ogr refuses to overwrite: fresh output per run
-            t, m = (lambda c: run_once(c))(ogr_cmd())
-            best = (t, m) if best is None or t < best[0] else best
-        row("convert CSV->GeoJSON", ours_conv, best, "ogr2ogr RFC7946", "<= 0.5")
+        peer = run([ogr, "-f", "GeoJSON", "-lco", "RFC7946=YES", "-oo", "X_POSSIBLE_NAMES=lon",
+                    "-oo", "Y_POSSIBLE_NAMES=lat", ogr_out, csv_s], prepare=clean)
+        row("convert CSV->GeoJSON", ours_conv, peer, "ogr2ogr RFC7946", "<= 0.5")
     else:
         row("convert CSV->GeoJSON", ours_conv, None, "ogr2ogr (SKIPPED: gdal-bin not installed)", "")
 
-    small_csv, large_csv = run([POI, "check", csv_s]), run([POI, "check", csv_l])
-    small_geo, large_geo = run([POI, "check", geo_s]), run([POI, "check", geo_l])
-    conv_large = run([POI, "convert", geo_l, "-o", out, "--quiet"])
+    small_csv, large_csv = run([POI, "check", csv_s]), run([POI, "check", csv_l], repeat=1)
+    small_geo, large_geo = run([POI, "check", geo_s]), run([POI, "check", geo_l], repeat=1)
+    conv_large = run([POI, "convert", geo_l, "-o", out, "--quiet"], repeat=1)
 
-    print(f"\nFormats benchmark: {N} places (best of {REPEAT}); peak RSS from wait4/getrusage")
-    print(f"{'task':<22} {'poi s':>8} {'poi MB':>8}  {'peer':<18} {'peer s':>8} {'peer MB':>8} {'ratio':>7}  target")
-    for task, t1, m1, peer, t2, m2, ratio, target in rows:
+    print(f"\nFormats benchmark: {N} places, best of {REPEAT}; wall s, CPU s (user+sys), peak RSS MB")
+    print(f"{'task':<21} {'poi s':>6} {'cpu':>6} {'MB':>6}  {'peer':<17} {'peer s':>6} {'cpu':>6} {'MB':>6}"
+          f"  {'wall x':>6} {'cpu x':>6}  target")
+    for task, t1, m1, c1, peer, t2, m2, c2, ratio, cratio, target in rows:
         if t2 is None:
-            print(f"{task:<22} {t1:8.3f} {m1:8.1f}  {peer}")
+            print(f"{task:<21} {t1:6.3f} {c1:6.3f} {m1:6.1f}  {peer}")
         else:
             ok = "ok" if ratio <= float(target.split()[-1]) else "MISSED"
-            print(f"{task:<22} {t1:8.3f} {m1:8.1f}  {peer:<18} {t2:8.3f} {m2:8.1f} {ratio:7.2f}  {target} {ok}")
+            print(f"{task:<21} {t1:6.3f} {c1:6.3f} {m1:6.1f}  {peer:<17} {t2:6.3f} {c2:6.3f} {m2:6.1f}"
+                  f"  {ratio:6.2f} {cratio:6.2f}  wall {target} {ok}")
+    load = os.getloadavg()[0]
+    if load > (os.cpu_count() or 1) * 0.5:
+        print(f"(load average {load:.1f} on {os.cpu_count()} cores during the run: wall times are inflated)")
     print(f"\nMemory: 10x larger input ({N * 10} places) must raise peak RSS by < 20 MB")
     for name, s, l in [("check CSV", small_csv, large_csv), ("check GeoJSON", small_geo, large_geo)]:
         d = l[1] - s[1]
         print(f"  {name:<16} {s[1]:6.1f} MB -> {l[1]:6.1f} MB  (+{d:.1f} MB) {'ok' if d < 20 else 'MISSED'}"
               f"   time {s[0]:.3f}s -> {l[0]:.3f}s")
     print(f"  convert GeoJSON {N * 10}: {conv_large[0]:.3f}s, {conv_large[1]:.1f} MB")
-
-
-def run_once(cmd):
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"failed: {' '.join(cmd)}")
-    return time.perf_counter() - t0, usage.ru_maxrss / 1024.0
 
 
 if __name__ == "__main__":
