@@ -121,15 +121,16 @@ struct ThumbnailPlan: Equatable {
         storedOutputHeight = outH
         storedCrop = crop
 
-        // Shrink-on-load: the largest JPEG DCT reduction whose result is still at least the size
-        // the resampler will reduce from (what vipsthumbnail does), so a 24 MP photo is never
-        // decoded at full size for a small thumbnail.
+        // Shrink-on-load: the largest JPEG DCT reduction that still leaves Lanczos at least a 2x
+        // reduction (vipsthumbnail's rule). DCT scaling acts like a box filter and aliases; the
+        // final 2x of proper filtering removes that. A 24 MP photo for a 256 px thumbnail is
+        // decoded at 1/8 and never at full size.
         let needW = Double(outW) * (source.width > 0 ? Double(source.width) / crop.width : 1)
         let needH = Double(outH) * (source.height > 0 ? Double(source.height) / crop.height : 1)
         var denom = 1
         for d in [8, 4, 2] {
             let scaledW = Double((source.width + d - 1) / d), scaledH = Double((source.height + d - 1) / d)
-            if scaledW >= needW && scaledH >= needH { denom = d; break }
+            if scaledW >= 2 * needW && scaledH >= 2 * needH { denom = d; break }
         }
         jpegScaleDenominator = denom
         // PNG: an integer box shrink while rows stream in, leaving Lanczos at least a 2x reduction

@@ -4,8 +4,9 @@ import Testing
 
 /// Every JPEG and PNG kind the issue lists, decoded at full size and compared with the reference
 /// decode (Pillow's, or the generated samples for 16-bit colour which Pillow reads as 8-bit).
-/// Tolerance: PNG exactly 0; JPEG PSNR floor from the manifest (40 dB, 35 dB for CMYK whose
-/// RGB conversion formulas round differently).
+/// Tolerance: PNG exactly 0; JPEG a PSNR floor of 45 dB from the manifest (measured: identical,
+/// since Pillow's libjpeg-turbo uses the same IDCT and upsampling; the floor leaves room for a
+/// different SIMD path or libjpeg-turbo release, not for colour or orientation bugs).
 @Suite struct DecodeTests {
     static let jpegNames = [
         "jpeg_baseline_420", "jpeg_444", "jpeg_422", "jpeg_progressive", "jpeg_optimized",
@@ -62,7 +63,7 @@ import Testing
         #expect(pixels.bytes.count == reference.count)
         if pixels.bytes.count == reference.count {
             let db = psnr(pixels.bytes, reference)
-            #expect(db >= f.minPSNR ?? 40, "PSNR \(db) dB")
+            #expect(db >= f.minPSNR ?? 45, "PSNR \(db) dB")
         }
     }
 

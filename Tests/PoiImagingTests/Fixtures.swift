@@ -15,7 +15,9 @@ struct Manifest: Decodable {
     }
     struct Orientation: Decodable { var file: String, orientation: Int, storedWidth: Int, storedHeight: Int }
     struct Hostile: Decodable { var file: String, kind: String }
+    struct Resample: Decodable { var file: String, width: Int, height: Int, ref: String }
     var decode: [Decode]
+    var resample: [Resample]
     var orientation: [Orientation]
     var hostile: [Hostile]
 }

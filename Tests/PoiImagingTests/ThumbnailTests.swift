@@ -41,14 +41,18 @@ import Testing
         return ImageInfo(c)
     }
 
-    @Test func jpegShrinkOnLoadPicksTheSmallestDCTScaleStillLargeEnough() throws {
+    @Test func jpegShrinkOnLoadLeavesLanczosAtLeastTwoTimes() throws {
         let spec = try ThumbnailSpec(width: 256, height: 256)
-        // 6000x4000 -> 256x171: 1/8 gives 750x500, enough.
+        // 6000x4000 -> 256x171: 1/8 gives 750x500, at least 2x the output.
         let big = ThumbnailPlan(source: Self.info(6000, 4000), spec: spec)
         #expect(big.jpegScaleDenominator == 8)
         #expect(big.storedOutputWidth == 256 && big.storedOutputHeight == 171)
-        // 1600x1200 -> 256x192: 1/8 gives 200x150 (too small), 1/4 gives 400x300.
-        #expect(ThumbnailPlan(source: Self.info(1600, 1200), spec: spec).jpegScaleDenominator == 4)
+        // 4096x4096 -> 256x256: 1/8 gives 512x512, exactly 2x.
+        #expect(ThumbnailPlan(source: Self.info(4096, 4096), spec: spec).jpegScaleDenominator == 8)
+        // 1600x1200 -> 256x192: 1/4 gives 400x300 (< 2x), 1/2 gives 800x600.
+        #expect(ThumbnailPlan(source: Self.info(1600, 1200), spec: spec).jpegScaleDenominator == 2)
+        // 700x500 -> 256x183: even 1/2 (350x250) is under 2x, so full size.
+        #expect(ThumbnailPlan(source: Self.info(700, 500), spec: spec).jpegScaleDenominator == 1)
         // Already small: no reduction and no upscaling.
         let small = ThumbnailPlan(source: Self.info(200, 100), spec: spec)
         #expect(small.jpegScaleDenominator == 1)
@@ -231,5 +235,46 @@ import Testing
         let a = try Thumbnailer.make(from: interlaced, spec: spec)
         let b = try Thumbnailer.make(from: plain, spec: spec)
         #expect(try ImageCodec.decode(a.data) == ImageCodec.decode(b.data))
+    }
+}
+
+/// The whole thumbnail path against Pillow's Lanczos resize of the same picture.
+@Suite struct ResamplingQualityTests {
+    @Test(arguments: ["resample_src.png", "resample_src.jpg"])
+    func thumbnailIsCloseToPillowsLanczos(file: String) throws {
+        let fx = try Fixtures.load()
+        guard let r = fx.manifest.resample.first(where: { $0.file == file }) else {
+            throw FixtureError(description: "\(file) missing from manifest.json")
+        }
+        let spec = try ThumbnailSpec(width: r.width, height: r.height, format: .png)
+        let bytes = try fx.bytes(r.file)
+        let plan = ThumbnailPlan(source: try ImageCodec.probe(bytes), spec: spec)
+        // 640x480 -> 160x120 exercises the load-time reduction of both formats.
+        #expect(file.hasSuffix(".png") ? plan.pngShrink == 2 : plan.jpegScaleDenominator == 2)
+        let thumb = try Thumbnailer.make(from: bytes, spec: spec)
+        #expect(thumb.width == r.width && thumb.height == r.height)
+        let pixels = try ImageCodec.decode(thumb.data)
+        let db = psnr(pixels.bytes, try fx.bytes(r.ref))
+        // Measured 48.8 dB (PNG) and 49.3 dB (JPEG); vipsthumbnail gets 47.9 and 49.7 dB.
+        #expect(db >= 45, "PSNR \(db) dB")
+    }
+
+    @Test func thumbnailsRunConcurrentlyWithIdenticalResults() async throws {
+        let fx = try Fixtures.load()
+        let inputs = try ["resample_src.jpg", "resample_src.png", "png_rgba16.png", "orientation_6.jpg"].map { try fx.bytes($0) }
+        let spec = try ThumbnailSpec(width: 50, height: 50, fit: .cover)
+        let expected = try inputs.map { try Thumbnailer.make(from: $0, spec: spec).data }
+        let results = await withTaskGroup(of: (Int, [UInt8]?).self) { group in
+            for round in 0..<24 {
+                let i = round % inputs.count
+                let bytes = inputs[i]
+                group.addTask { (i, try? Thumbnailer.make(from: bytes, spec: spec).data) }
+            }
+            var out: [(Int, [UInt8]?)] = []
+            for await r in group { out.append(r) }
+            return out
+        }
+        #expect(results.count == 24)
+        for (i, data) in results { #expect(data == expected[i]) }
     }
 }
