@@ -191,7 +191,7 @@ struct CSVRecordConverter: Sendable {
 }
 
 /// Per-index result storage for `concurrentPerform`: each iteration writes only its own slot.
-private final class ResultSlots: @unchecked Sendable {
+final class ResultSlots: @unchecked Sendable {
     private var slots: UnsafeMutableBufferPointer<[ReadItem]>
     init(count: Int) {
         slots = .allocate(capacity: count)

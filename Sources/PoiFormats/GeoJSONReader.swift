@@ -1,3 +1,4 @@
+import Dispatch
 import PoiModel
 
 /// Streams places out of GeoJSON: a FeatureCollection (feature by feature — the `features` array
@@ -21,6 +22,12 @@ public final class GeoJSONReader {
     private var record = 0
     private var featureIndex = 0
     private var isSequence = false
+    private let mapper: FeatureMapper
+    private var pending: [ReadItem] = []
+    private var pendingIndex = 0
+    private let parallelism = max(1, min(8, ProcessInfoCores.count))
+    static let batchFeatures = 2048
+    static let batchBytes = 4 << 20
 
     private enum Phase { case betweenTexts, inObject(first: Bool), inFeatures(first: Bool), done }
     private var phase = Phase.betweenTexts
@@ -33,6 +40,7 @@ public final class GeoJSONReader {
         self.source = source
         self.options = options
         file = source.name
+        mapper = FeatureMapper(options: options)
         try ensure(1)
         if buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF { pos = 3 }
         while pos < buf.count, [0x20, 0x0A, 0x0D, 0x09].contains(buf[pos]) { pos += 1 }
@@ -181,6 +189,10 @@ public final class GeoJSONReader {
 
     /// The next place or reject; nil at end of input. Throws only on I/O failure.
     public func next() throws(FormatError) -> ReadItem? {
+        if pendingIndex < pending.count {
+            pendingIndex += 1
+            return pending[pendingIndex - 1]
+        }
         while true {
             switch phase {
             case .done:
@@ -235,31 +247,38 @@ public final class GeoJSONReader {
                 case .broken(let why):
                     return broken(why)
                 }
-            case .inFeatures(let first):
-                guard let b = try peek() else { return broken("unexpected end of file in the features array") }
-                if b == 0x5D { pos += 1; phase = .inObject(first: false); continue }
-                if !first {
-                    guard b == 0x2C else { return broken("expected ',' or ']' between features") }
-                    pos += 1
-                }
-                phase = .inFeatures(first: false)
-                let index = featureIndex
-                featureIndex += 1
-                record += 1
-                let source = PlaceSource(file: file, record: record, position: .feature(index))
-                switch try scanValue() {
-                case .value(let r):
-                    switch parse(r, maxDepth: options.limits.maxDepth) {
-                    case .success(let v): return mapFeature(v, source: source)
-                    case .failure(let e):
-                        return .reject(Reject(source: source, field: nil, reason: "invalid JSON: \(e.message)"), raw: nil)
+            case .inFeatures:
+                // Frame a batch of features sequentially, then parse and map them on all cores.
+                var batch = FeatureBatch()
+                var tail: ReadItem?
+                collect: while batch.entries.count < GeoJSONReader.batchFeatures && batch.bytes.count < GeoJSONReader.batchBytes {
+                    guard case .inFeatures(let first) = phase else { break }
+                    guard let b = try peek() else { tail = broken("unexpected end of file in the features array"); break }
+                    if b == 0x5D { pos += 1; phase = .inObject(first: false); break }
+                    if !first {
+                        guard b == 0x2C else { tail = broken("expected ',' or ']' between features"); break }
+                        pos += 1
                     }
-                case .tooLarge(let n):
-                    return .reject(Reject(source: source, field: nil,
-                                          reason: "feature is \(n) bytes, over the limit of \(options.limits.maxFeatureBytes)"), raw: nil)
-                case .broken(let why):
-                    return broken(why)
+                    phase = .inFeatures(first: false)
+                    let index = featureIndex
+                    featureIndex += 1
+                    record += 1
+                    let source = PlaceSource(file: file, record: record, position: .feature(index))
+                    switch try scanValue() {
+                    case .value(let r):
+                        batch.add(buf[r], source: source)
+                    case .tooLarge(let n):
+                        batch.add(.reject(Reject(source: source, field: nil,
+                                                 reason: "feature is \(n) bytes, over the limit of \(options.limits.maxFeatureBytes)"), raw: nil))
+                    case .broken(let why):
+                        tail = broken(why)
+                        break collect
+                    }
                 }
+                pending = mapper.convert(batch, parallelism: parallelism)
+                if let tail { pending.append(tail) }
+                pendingIndex = 0
+                if !pending.isEmpty { pendingIndex = 1; return pending[0] }
             }
         }
     }
@@ -286,7 +305,7 @@ public final class GeoJSONReader {
             return .reject(Reject(source: source, field: "type",
                                   reason: "top-level type \(t) not supported; FeatureCollection, Feature or a sequence of Features required"), raw: .feature(.object(top)))
         }
-        return mapFeature(.object(top), source: source)
+        return mapper.map(.object(top), source: source, cache: &fieldCache)
     }
 
     /// Framing is broken: report once, then stop — or, in an RFC 8142 sequence, resume at the next RS.
@@ -316,21 +335,80 @@ public final class GeoJSONReader {
         return .reject(reject, raw: nil)
     }
 
-    // MARK: mapping
+    /// Property-name memo for features mapped on this thread (single Features, sequences).
+    private var fieldCache: [String: PlaceField?] = [:]
+}
+
+/// Feature bytes framed by the reader, waiting to be parsed and mapped.
+struct FeatureBatch: Sendable {
+    enum Entry: Sendable {
+        case feature(Range<Int>, PlaceSource)
+        case item(ReadItem)
+    }
+    var bytes: [UInt8] = []
+    var entries: [Entry] = []
+
+    mutating func add(_ slice: ArraySlice<UInt8>, source: PlaceSource) {
+        let start = bytes.count
+        bytes.append(contentsOf: slice)
+        entries.append(.feature(start..<bytes.count, source))
+    }
+
+    mutating func add(_ item: ReadItem) { entries.append(.item(item)) }
+}
+
+/// Feature JSON → `ReadItem`: GeoJSON rules, field mapping and validation. Pure, so batches are
+/// converted in parallel.
+struct FeatureMapper: Sendable {
+    let options: ReadOptions
+
 
     /// Property name → field, memoised: features repeat the same few keys, and normalising a
     /// name is far dearer than a lookup. Capped so hostile files with endless distinct keys
     /// cannot grow it.
-    private var fieldCache: [String: PlaceField?] = [:]
-
-    private func field(forProperty key: String) -> PlaceField? {
-        if let hit = fieldCache[key] { return hit }
+    func field(forProperty key: String, cache: inout [String: PlaceField?]) -> PlaceField? {
+        if let hit = cache[key] { return hit }
         let f = options.mapping.field(forColumn: key)
-        if fieldCache.count < 4096 { fieldCache[key] = .some(f) }
+        if cache.count < 4096 { cache[key] = .some(f) }
         return f
     }
 
-    private func mapFeature(_ v: JSONValue, source: PlaceSource) -> ReadItem {
+    /// Parses and maps a batch, split into one contiguous chunk per core; order is kept.
+    func convert(_ batch: FeatureBatch, parallelism: Int) -> [ReadItem] {
+        let n = batch.entries.count
+        if n == 0 { return [] }
+        let chunks = n < 64 ? 1 : min(parallelism, n)
+        if chunks == 1 {
+            var cache: [String: PlaceField?] = [:]
+            return batch.entries.map { convert($0, batch, &cache) }
+        }
+        let slots = ResultSlots(count: chunks)
+        DispatchQueue.concurrentPerform(iterations: chunks) { c in
+            var cache: [String: PlaceField?] = [:]
+            let lo = n * c / chunks, hi = n * (c + 1) / chunks
+            slots.set(c, (lo..<hi).map { convert(batch.entries[$0], batch, &cache) })
+        }
+        return slots.take().flatMap { $0 }
+    }
+
+    private func convert(_ e: FeatureBatch.Entry, _ batch: FeatureBatch, _ cache: inout [String: PlaceField?]) -> ReadItem {
+        switch e {
+        case .item(let item): return item
+        case .feature(let range, let source):
+            let parsed = batch.bytes.withUnsafeBufferPointer { p in
+                Result { () throws(JSONParseError) -> JSONValue in
+                    try JSONParser.parse(UnsafeBufferPointer(rebasing: p[range]), maxDepth: options.limits.maxDepth)
+                }
+            }
+            switch parsed {
+            case .success(let v): return map(v, source: source, cache: &cache)
+            case .failure(let err):
+                return .reject(Reject(source: source, field: nil, reason: "invalid JSON: \(err.message)"), raw: nil)
+            }
+        }
+    }
+
+    func map(_ v: JSONValue, source: PlaceSource, cache: inout [String: PlaceField?]) -> ReadItem {
         func reject(_ field: String?, _ reason: String) -> ReadItem {
             .reject(Reject(source: source, field: field, reason: reason), raw: .feature(v))
         }
@@ -367,7 +445,7 @@ public final class GeoJSONReader {
         case .object(let props)?:
             var taken = FieldSet()
             for m in props.members {
-                if let field = field(forProperty: m.key), !taken.contains(field),
+                if let field = field(forProperty: m.key, cache: &cache), !taken.contains(field),
                    field != .latitude, field != .longitude, !(field == .id && draft.id != nil) {
                     taken.insert(field)
                     draft[field] = m.value
@@ -387,7 +465,19 @@ public final class GeoJSONReader {
 /// A set of `PlaceField`s as a bitmask: per-feature bookkeeping without hashing.
 struct FieldSet {
     private var bits: UInt16 = 0
-    private static func bit(_ f: PlaceField) -> UInt16 { 1 << UInt16(PlaceField.allCases.firstIndex(of: f)!) }
+    private static func bit(_ f: PlaceField) -> UInt16 {
+        switch f {
+        case .name: return 1
+        case .placename: return 2
+        case .latitude: return 4
+        case .longitude: return 8
+        case .details: return 16
+        case .categories: return 32
+        case .image: return 64
+        case .id: return 128
+        case .importKey: return 256
+        }
+    }
     func contains(_ f: PlaceField) -> Bool { bits & FieldSet.bit(f) != 0 }
     mutating func insert(_ f: PlaceField) { bits |= FieldSet.bit(f) }
 }

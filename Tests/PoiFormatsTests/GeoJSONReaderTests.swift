@@ -82,6 +82,23 @@ private let point = "{\"type\":\"Point\",\"coordinates\":[2.35,48.85]}"
         #expect(rejects[6].reason.hasPrefix("invalid JSON: string is not valid UTF-8"))
     }
 
+    @Test func largeCollectionKeepsOrderAcrossParallelBatches() throws {
+        // Enough features for several batches converted on all cores; every 7th one is bad.
+        var parts: [String] = []
+        for i in 0..<9000 {
+            let lat = i % 7 == 3 ? "95" : "\(Double(i % 180) - 89.5)"
+            parts.append(feature("\(i)", "{\"type\":\"Point\",\"coordinates\":[1.5,\(lat)]}", "{\"name\":\"n\(i)\",\"k\":\(i)}"))
+        }
+        let doc = #"{"type":"FeatureCollection","features":["# + parts.joined(separator: ",") + "]}"
+        let (p, r) = try readAll(doc, name: "big.geojson")
+        let bad = (0..<9000).filter { $0 % 7 == 3 }
+        #expect(r.count == bad.count)
+        #expect(p.count == 9000 - bad.count)
+        #expect(r.map { $0.source.feature! } == bad)
+        #expect(p.map(\.importKey) == (0..<9000).filter { $0 % 7 != 3 }.map(String.init))
+        #expect(p.map { $0.source.record } == (0..<9000).filter { $0 % 7 != 3 }.map { $0 + 1 })
+    }
+
     @Test func brokenFramingStopsWithOneReject() throws {
         let doc = #"{"type":"FeatureCollection","features":["# + feature(nil, point, #"{"name":"A"}"#) + " " + feature(nil, point, #"{"name":"B"}"#) + "]}"
         let (p, r) = try readAll(doc, name: "b.geojson")
