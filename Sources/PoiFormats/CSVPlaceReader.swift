@@ -16,8 +16,7 @@ public final class CSVPlaceReader {
     private let tokenizer: CSVTokenizer
     private let converter: CSVRecordConverter
     private var record = 0
-    private var pending: [ReadItem] = []
-    private var pendingIndex = 0
+    private let queue = ReadItemQueue()
     private var exhausted = false
     /// Batches converted together (one per core).
     private let parallelism: Int
@@ -54,10 +53,7 @@ public final class CSVPlaceReader {
 
     /// The next place or reject; nil at end of file. Throws only on I/O failure.
     public func next() throws(FormatError) -> ReadItem? {
-        if pendingIndex < pending.count {
-            pendingIndex += 1
-            return pending[pendingIndex - 1]
-        }
+        if let item = queue.pop() { return item }
         if exhausted { return nil }
         var batches: [RawCSVBatch] = []
         for _ in 0..<(parallelism * 2) {
@@ -65,23 +61,19 @@ public final class CSVPlaceReader {
             if !b.records.isEmpty { batches.append(b) }
             if exhausted { break }
         }
-        pending.removeAll(keepingCapacity: true)
-        pendingIndex = 0
-        if batches.count == 1 || parallelism == 1 {
-            for b in batches { converter.convert(b, into: &pending) }
+        var offsets: [Int] = []
+        var total = 0
+        for b in batches { offsets.append(total); total += b.records.count }
+        queue.reset(count: total)
+        let conv = converter, work = batches, q = queue, starts = offsets
+        if work.count == 1 || parallelism == 1 {
+            for (i, b) in work.enumerated() { conv.convert(b, into: q, at: offsets[i]) }
         } else {
-            let slots = ResultSlots(count: batches.count)
-            let conv = converter
-            let work = batches
             DispatchQueue.concurrentPerform(iterations: work.count) { i in
-                var items: [ReadItem] = []
-                items.reserveCapacity(work[i].records.count)
-                conv.convert(work[i], into: &items)
-                slots.set(i, items)
+                conv.convert(work[i], into: q, at: starts[i])
             }
-            for items in slots.take() { pending.append(contentsOf: items) }
         }
-        return try next()
+        return queue.pop()
     }
 
     private func readBatch() throws(FormatError) -> RawCSVBatch {
@@ -127,10 +119,11 @@ struct CSVRecordConverter: Sendable {
     let roles: [ColumnRole]
     let limits: ReadLimits
 
-    func convert(_ batch: RawCSVBatch, into out: inout [ReadItem]) {
+    /// Converts every record of `batch` into slots `offset...` of `queue`.
+    func convert(_ batch: RawCSVBatch, into queue: ReadItemQueue, at offset: Int) {
         batch.bytes.withUnsafeBufferPointer { bytes in
             batch.ends.withUnsafeBufferPointer { ends in
-                for r in batch.records { out.append(convert(r, bytes: bytes, ends: ends)) }
+                for (k, r) in batch.records.enumerated() { queue.set(offset + k, convert(r, bytes: bytes, ends: ends)) }
             }
         }
     }
@@ -187,21 +180,6 @@ struct CSVRecordConverter: Sendable {
             if b >= 0x80 { ascii = false }
         }
         return ascii ? String(decoding: p, as: UTF8.self) : String(validating: p, as: UTF8.self)
-    }
-}
-
-/// Per-index result storage for `concurrentPerform`: each iteration writes only its own slot.
-final class ResultSlots: @unchecked Sendable {
-    private var slots: UnsafeMutableBufferPointer<[ReadItem]>
-    init(count: Int) {
-        slots = .allocate(capacity: count)
-        slots.initialize(repeating: [])
-    }
-    func set(_ i: Int, _ items: [ReadItem]) { slots[i] = items }
-    func take() -> [[ReadItem]] { Array(slots) }
-    deinit {
-        slots.deinitialize()
-        slots.deallocate()
     }
 }
 

@@ -23,8 +23,7 @@ public final class GeoJSONReader {
     private var featureIndex = 0
     private var isSequence = false
     private let mapper: FeatureMapper
-    private var pending: [ReadItem] = []
-    private var pendingIndex = 0
+    private let queue = ReadItemQueue()
     private let parallelism = max(1, min(8, ProcessInfoCores.count))
     static let batchFeatures = 2048
     static let batchBytes = 4 << 20
@@ -189,10 +188,7 @@ public final class GeoJSONReader {
 
     /// The next place or reject; nil at end of input. Throws only on I/O failure.
     public func next() throws(FormatError) -> ReadItem? {
-        if pendingIndex < pending.count {
-            pendingIndex += 1
-            return pending[pendingIndex - 1]
-        }
+        if let item = queue.pop() { return item }
         while true {
             switch phase {
             case .done:
@@ -275,10 +271,11 @@ public final class GeoJSONReader {
                         break collect
                     }
                 }
-                pending = mapper.convert(batch, parallelism: parallelism)
-                if let tail { pending.append(tail) }
-                pendingIndex = 0
-                if !pending.isEmpty { pendingIndex = 1; return pending[0] }
+                let n = batch.entries.count
+                queue.reset(count: n + (tail == nil ? 0 : 1))
+                mapper.convert(batch, into: queue, parallelism: parallelism)
+                if let tail { queue.set(n, tail) }
+                if let item = queue.pop() { return item }
             }
         }
     }
@@ -373,22 +370,17 @@ struct FeatureMapper: Sendable {
         return f
     }
 
-    /// Parses and maps a batch, split into one contiguous chunk per core; order is kept.
-    func convert(_ batch: FeatureBatch, parallelism: Int) -> [ReadItem] {
+    /// Parses and maps a batch into slots 0..<n of `queue`, one contiguous chunk per core.
+    func convert(_ batch: FeatureBatch, into queue: ReadItemQueue, parallelism: Int) {
         let n = batch.entries.count
-        if n == 0 { return [] }
+        if n == 0 { return }
         let chunks = n < 64 ? 1 : min(parallelism, n)
-        if chunks == 1 {
-            var cache: [String: PlaceField?] = [:]
-            return batch.entries.map { convert($0, batch, &cache) }
-        }
-        let slots = ResultSlots(count: chunks)
         DispatchQueue.concurrentPerform(iterations: chunks) { c in
             var cache: [String: PlaceField?] = [:]
-            let lo = n * c / chunks, hi = n * (c + 1) / chunks
-            slots.set(c, (lo..<hi).map { convert(batch.entries[$0], batch, &cache) })
+            for i in (n * c / chunks)..<(n * (c + 1) / chunks) {
+                queue.set(i, convert(batch.entries[i], batch, &cache))
+            }
         }
-        return slots.take().flatMap { $0 }
     }
 
     private func convert(_ e: FeatureBatch.Entry, _ batch: FeatureBatch, _ cache: inout [String: PlaceField?]) -> ReadItem {
