@@ -137,9 +137,12 @@ public enum PlaceValidator {
             }
             if key != nil { keyField = f; break }
         }
-        // An id that lost to an explicit importKey is kept in extra: nothing supplied is dropped.
+        // A CSV `id` column that lost to an explicit importKey is kept in extra: nothing supplied
+        // is dropped. A GeoJSON Feature `id` beside an `importKey` property is not: that is how
+        // PoiKit's own exports look, and there the id is the exporting database's `_id`, which
+        // means nothing in the database the file is imported into.
         var extra = d.extra
-        if keyField == .importKey, let id = d.id, id != .null, !extra.contains("id") {
+        if keyField == .importKey, d.source.line != nil, let id = d.id, id != .null, !extra.contains("id") {
             if case .string(let s) = id, trimWhitespace(s).isEmpty {} else { extra.append("id", id) }
         }
         let place = Place(name: name, placename: placename, coordinate: coordinate,

@@ -154,3 +154,34 @@ import Testing
         #expect(help.status == 0 && help.stdout.contains("Examples:"))
     }
 }
+
+@Suite struct GridFSImportTests {
+    @Test func importAndExportWithGridFS() throws {
+        guard let ws = try Workspace("gridfs") else { print("SKIPPED importAndExportWithGridFS: MONGODB_URI is not set"); return }
+        defer { ws.cleanUp() }
+        let probe = try PoiProcess.run(["doctor", "--db", ws.database, "--json", "--uploads", ws.path(".")],
+                                       environment: ["MONGODB_URI": ws.uri])
+        guard probe.stdout.contains(#""gridFS" : "yes""#) else {
+            print("SKIPPED importAndExportWithGridFS: the server's GridFS probe failed: \(probe.stdout)")
+            return
+        }
+        let r = try ws.poi(["import", "Samples/landmarks.geojson", "--gridfs", "--json"])
+        #expect(r.status == 1, "stderr: \(r.stderr)")
+        let s = try ws.json(r)
+        #expect(int(s, "inserted") == 13)
+        #expect(int(s, "imagesStored") == 10)
+        #expect(ws.files(in: "uploads").isEmpty)  // nothing on disk: the bytes are in GridFS
+        // Every files document has a GridFS file with the same _id.
+        #expect(try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        ids = {f['_id'] for f in db.files.find()}
+        gridfs = {f['_id'] for f in db['fs.files'].find()}
+        print(len(ids), ids == gridfs)
+        """) == "20 True")
+        let e = try ws.poi(["export", "--gridfs", "-o", "out/places.geojson", "--with-images", "out/images", "--json"])
+        #expect(e.status == 0, "stderr: \(e.stderr)")
+        #expect(int(try ws.json(e), "imagesCopied") == 10)
+        #expect(ws.files(in: "out/images").count == 10)
+    }
+}

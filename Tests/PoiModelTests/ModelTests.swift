@@ -78,7 +78,13 @@ private func draft(name: JSONValue? = .string("Café"), lon: JSONValue? = .strin
         d.importKey = .string("k1")
         let p = try PlaceValidator.validate(d).get()
         #expect(p.importKey == "k1")
-        #expect(p.extra["id"] == .string("  abc "))  // the losing id is kept, not dropped
+        #expect(p.extra["id"] == .string("  abc "))  // a losing CSV id column is kept, not dropped
+        // A Feature id beside an importKey property is the exporting database's _id: not kept.
+        var feature = d
+        feature.source = PlaceSource(file: "f.geojson", record: 1, position: .feature(0))
+        let fromExport = try PlaceValidator.validate(feature).get()
+        #expect(fromExport.importKey == "k1")
+        #expect(fromExport.extra["id"] == nil)
         d.importKey = .string("")
         #expect(try PlaceValidator.validate(d).get().importKey == "abc")
     }
