@@ -5,16 +5,19 @@ public enum Categories {
     public static func parse(_ text: String) -> [String] {
         if text.isEmpty { return [] }
         // Byte-level split: ';' and '|' are ASCII, so they never occur inside a multi-byte scalar.
-        var parts: [String] = []
+        var out: [String] = []
         var t = text
         t.withUTF8 { p in
             var start = 0
             for i in 0...p.count where i == p.count || p[i] == 0x3B || p[i] == 0x7C {
-                if i > start { parts.append(String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)) }
+                if i > start {
+                    let item = trimWhitespace(String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self))
+                    if !item.isEmpty && !out.contains(item) { out.append(item) }
+                }
                 start = i + 1
             }
         }
-        return normalize(parts)
+        return out
     }
 
     /// Trims, drops empties and duplicates.

@@ -19,57 +19,64 @@ public enum ImportKey {
     /// The hash-derived key for a place without an id.
     public static func derived(name: String, coordinate: Coordinate) -> String {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(name.utf8.count + 32)
-        bytes.append(contentsOf: normalizeName(name).utf8)
+        bytes.reserveCapacity(name.utf8.count + 40)
+        appendNormalizedName(name, to: &bytes)
         bytes.append(0x1F)
         FixedDecimal.append(coordinate.longitude, places: 7, trimZeros: false, to: &bytes)
         bytes.append(0x1F)
         FixedDecimal.append(coordinate.latitude, places: 7, trimZeros: false, to: &bytes)
         let digest = SHA256.hash(data: bytes)
-        var out: [UInt8] = Array("sha256:".utf8)
-        out.reserveCapacity(7 + 64)
-        digest.withUnsafeBytes { d in
-            for b in d {
-                out.append(hexDigits[Int(b >> 4)])
-                out.append(hexDigits[Int(b & 0xF)])
+        return String(unsafeUninitializedCapacity: 7 + 64) { out in
+            var i = 0
+            for b in "sha256:".utf8 { out[i] = b; i += 1 }
+            digest.withUnsafeBytes { d in
+                for b in d {
+                    out[i] = hexDigits[Int(b >> 4)]
+                    out[i + 1] = hexDigits[Int(b & 0xF)]
+                    i += 2
+                }
             }
+            return i
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// NFC, trimmed, whitespace collapsed, lowercased.
     public static func normalizeName(_ name: String) -> String {
+        var out: [UInt8] = []
+        appendNormalizedName(name, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `normalizeName`, appended as UTF-8 to `out` (no intermediate String).
+    static func appendNormalizedName(_ name: String, to out: inout [UInt8]) {
+        let base = out.count
         // ASCII fast path: NFC is the identity and case mapping is bytewise.
         if name.utf8.allSatisfy({ $0 < 0x80 }) {
-            var out: [UInt8] = []
-            out.reserveCapacity(name.utf8.count)
             var pendingSpace = false
             for b in name.utf8 {
                 if b == 0x20 || (b >= 0x09 && b <= 0x0D) {
-                    pendingSpace = !out.isEmpty
+                    pendingSpace = out.count > base
                     continue
                 }
                 if pendingSpace { out.append(0x20); pendingSpace = false }
                 out.append(b >= 0x41 && b <= 0x5A ? b + 0x20 : b)
             }
-            return String(decoding: out, as: UTF8.self)
+            return
         }
         // Foundation's NFC is slow; most names (Latin, CJK, Arabic letters, emoji) are NFC already.
         let nfc = isKnownNFC(name) ? name : name.precomposedStringWithCanonicalMapping
         // One pass: collapse whitespace and apply the default (full) lowercase mapping per scalar,
         // as String.lowercased() does, skipping the lookup for scalars that have no case.
-        var out: [UInt8] = []
-        out.reserveCapacity(nfc.utf8.count + 8)
         var pendingSpace = false
         for u in nfc.unicodeScalars {
             let v = u.value
             if v < 0x80 {
-                if v == 0x20 || (v >= 0x09 && v <= 0x0D) { pendingSpace = !out.isEmpty; continue }
+                if v == 0x20 || (v >= 0x09 && v <= 0x0D) { pendingSpace = out.count > base; continue }
                 if pendingSpace { out.append(0x20); pendingSpace = false }
                 out.append(v >= 0x41 && v <= 0x5A ? UInt8(v + 0x20) : UInt8(v))
                 continue
             }
-            if isNonASCIIWhitespace(v) { pendingSpace = !out.isEmpty; continue }
+            if isNonASCIIWhitespace(v) { pendingSpace = out.count > base; continue }
             if pendingSpace { out.append(0x20); pendingSpace = false }
             if hasNoCase(v) || !u.properties.changesWhenLowercased {
                 appendUTF8(u, to: &out)
@@ -77,7 +84,6 @@ public enum ImportKey {
                 for l in u.properties.lowercaseMapping.unicodeScalars { appendUTF8(l, to: &out) }
             }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Unicode White_Space scalars above ASCII.
