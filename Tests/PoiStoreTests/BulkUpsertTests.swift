@@ -161,8 +161,8 @@ import Testing
         defer { LiveServer.drop(db) }
         try db.ensureIndexes()
         try db.ensureIndexes()
-        #expect(try db.locations.indexNames().sorted() == ["_id_", "categories_1", "importKey_1", "location_2dsphere", "updated_at_1"])
-        #expect(try db.files.indexNames().sorted() == ["_id_", "sha256_1"])
+        #expect(try db.locations.indexNames().sorted() == ["_id_", "categories_1", "imageId_1", "importKey_1", "location_2dsphere", "updated_at_1"])
+        #expect(try db.files.indexNames().sorted() == ["_id_", "sha256_1", "thumbnailOf_1"])
         // The app's own places have no importKey: the sparse unique index lets many coexist.
         try db.locations.insertOne(["name": "app place 1"])
         try db.locations.insertOne(["name": "app place 2"])

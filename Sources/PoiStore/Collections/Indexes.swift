@@ -29,11 +29,15 @@ extension StoreLayout {
         IndexModel(name: "importKey_1", keys: ["importKey": 1], unique: true, sparse: true),
         IndexModel(name: "categories_1", keys: ["categories": 1]),
         IndexModel(name: "updated_at_1", keys: ["updated_at": 1]),
+        // Relinking every place that shows an image when its thumbnail is replaced, and gc.
+        IndexModel(name: "imageId_1", keys: ["imageId": 1]),
     ]
 
-    /// `files`: same-content lookup (not unique: see `FileStore.put`).
+    /// `files`: same-content lookup (not unique: see `FileStore.put`), and an original's
+    /// thumbnails (looked up once per image by import and thumbnail regeneration).
     public static let fileIndexes: [IndexModel] = [
         IndexModel(name: "sha256_1", keys: ["sha256": 1]),
+        IndexModel(name: "thumbnailOf_1", keys: ["thumbnailOf": 1]),
     ]
 }
 
