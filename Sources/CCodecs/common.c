@@ -95,8 +95,11 @@ static uint32_t rd32(const uint8_t *p, int le) {
 
 int cc_exif_orientation(const uint8_t *p, size_t len) {
     if (len < 6 + 8 || memcmp(p, "Exif\0\0", 6) != 0) return 1;
-    const uint8_t *t = p + 6;
-    size_t tlen = len - 6;
+    return cc_tiff_orientation(p + 6, len - 6);
+}
+
+int cc_tiff_orientation(const uint8_t *t, size_t tlen) {
+    if (tlen < 8) return 1;
     int le;
     if (t[0] == 'I' && t[1] == 'I') le = 1;
     else if (t[0] == 'M' && t[1] == 'M') le = 0;

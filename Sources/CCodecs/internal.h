@@ -7,7 +7,8 @@
 
 cc_result cc_ok(void);
 cc_result cc_fail(cc_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int cc_exif_orientation(const uint8_t *app1, size_t len);
+int cc_exif_orientation(const uint8_t *app1, size_t len);  /* "Exif\0\0" + TIFF (JPEG APP1) */
+int cc_tiff_orientation(const uint8_t *tiff, size_t len);  /* bare TIFF (PNG eXIf chunk) */
 int cc_pixels_over_limit(uint64_t width, uint64_t height, uint64_t max_pixels);
 cc_result cc_image_alloc(cc_image *img, uint32_t w, uint32_t h, int channels, int bps);
 

@@ -135,6 +135,12 @@ static void pdec_run(pdec_ctx *c, const cc_decode_options *opt, uint64_t max_pix
     int base = (color & PNG_COLOR_MASK_COLOR) ? 3 : 1;
     info->channels = base + (info->has_alpha ? 1 : 0);
     info->orientation = 1;
+    /* eXIf (PNG 1.5 extension) carries the same TIFF structure as JPEG's APP1; only an eXIf
+     * chunk before the image data is seen here, which is where writers put it. */
+    png_uint_32 exif_len = 0;
+    png_bytep exif = NULL;
+    if (png_get_eXIf_1(c->png, c->info, &exif_len, &exif) && exif)
+        info->orientation = cc_tiff_orientation(exif, exif_len);
     if (cc_pixels_over_limit(w, h, max_pixels)) { c->result = too_large(w, h, max_pixels); return; }
     if (header_only) return;
 

@@ -208,6 +208,8 @@ for o in range(1, 9):
     stored.save(path(name), "JPEG", quality=95, exif=exif.tobytes())
     manifest["orientation"].append({"file": name, "orientation": o,
                                     "storedWidth": stored.size[0], "storedHeight": stored.size[1]})
+    # PNG carries EXIF in an eXIf chunk (Pillow writes it before IDAT).
+    stored.save(path(f"orientation_{o}.png"), "PNG", exif=exif.tobytes())
 
 # ---------------- resampling ----------------
 # A 640x480 photo-like picture and Pillow's Lanczos reduction of it to 160x120: PoiKit's
