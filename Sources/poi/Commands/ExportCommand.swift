@@ -90,18 +90,7 @@ struct ExportCommand: ParsableCommand {
         let store = withImages == nil ? nil : try storage.fileStore(database: db)
         let printer = EventPrinter(options: output, unit: "places")
         let job = ExportJob(database: db, fileStore: store, options: options, observer: printer.observer)
-        let summary: ExportSummary
-        do {
-            summary = try job.run()
-        } catch {
-            printer.finish()
-            printError(error.description)
-            switch error {
-            case .input, .configuration: throw ExitStatus.usage
-            case .store, .output: throw ExitStatus.failure
-            }
-        }
-        printer.finish()
+        let summary = try printer.run { () throws(JobError) in try job.run() }
         if output.json {
             try printJSON(summary)
         } else if !output.quiet, out != nil {

@@ -94,18 +94,7 @@ struct ImportCommand: ParsableCommand {
 
         let printer = EventPrinter(options: output, unit: "records")
         let job = ImportJob(options: options, places: placesRepo, images: imagesRepo, observer: printer.observer)
-        let summary: ImportSummary
-        do {
-            summary = try job.run(files: files)
-        } catch {
-            printer.finish()
-            printError(error.description)
-            switch error {
-            case .input, .configuration: throw ExitStatus.usage
-            case .store, .output: throw ExitStatus.failure
-            }
-        }
-        printer.finish()
+        let summary = try printer.run { () throws(JobError) in try job.run(files: files) }
         if output.json {
             try printJSON(summary)
         } else if !output.quiet {

@@ -66,18 +66,7 @@ struct ThumbnailsCommand: ParsableCommand {
         let db = MongoDatabase(connection: connection, name: database.databaseName(for: connection))
         let store = try storage.fileStore(database: db)
         let printer = EventPrinter(options: output, unit: "originals")
-        let summary: ThumbnailSummary
-        do {
-            summary = try ThumbnailJob(database: db, store: store, options: options, observer: printer.observer).run()
-        } catch {
-            printer.finish()
-            printError(error.description)
-            switch error {
-            case .input, .configuration: throw ExitStatus.usage
-            case .store, .output: throw ExitStatus.failure
-            }
-        }
-        printer.finish()
+        let summary = try printer.run { () throws(JobError) in try ThumbnailJob(database: db, store: store, options: options, observer: printer.observer).run() }
         if output.json {
             try printJSON(summary)
         } else if !output.quiet {

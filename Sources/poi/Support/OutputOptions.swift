@@ -90,3 +90,21 @@ func printJSON<T: Encodable>(_ value: T) throws {
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     FileDescriptorOutput.write(String(decoding: try encoder.encode(value), as: UTF8.self) + "\n", fd: 1)
 }
+
+extension EventPrinter {
+    /// Runs a job with this printer as its observer: ends the progress line either way, and turns
+    /// a `JobError` into its message on stderr and the documented exit status.
+    func run<T>(_ job: () throws(JobError) -> T) throws -> T {
+        defer { finish() }
+        do {
+            return try job()
+        } catch {
+            finish()
+            printError(error.description)
+            switch error {
+            case .input, .configuration: throw ExitStatus.usage
+            case .store, .output: throw ExitStatus.failure
+            }
+        }
+    }
+}
