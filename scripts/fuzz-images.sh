@@ -33,7 +33,7 @@ if [ ! -d "$OUT/seeds/jpeg" ]; then
 fi
 for r in Tests/PoiImagingTests/Fixtures/regressions/*; do
     [ -f "$r" ] || continue
-    case "$r" in *.png) cp "$r" "$OUT/seeds/png/";; *) cp "$r" "$OUT/seeds/jpeg/";; esac
+    case "$r" in *.md) ;; *.png) cp "$r" "$OUT/seeds/png/";; *) cp "$r" "$OUT/seeds/jpeg/";; esac
 done
 
 status=0
