@@ -29,7 +29,7 @@ final class ReadItemQueue: @unchecked Sendable {
     }
 
     /// Initialises slot `i` (each slot once; distinct slots may be set from different threads).
-    func set(_ i: Int, _ item: ReadItem) {
+    func set(_ i: Int, _ item: consuming ReadItem) {
         (base + i).initialize(to: item)
     }
 

@@ -203,3 +203,20 @@ private func tempFile(_ bytes: [UInt8], ext: String) throws -> String {
         #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("{\"type\":\"FeatureCollection\""))
     }
 }
+
+@Suite struct ISO8601Tests {
+    @Test func formatsBSONDates() {
+        #expect(ISO8601.string(millisecondsSince1970: 0) == "1970-01-01T00:00:00.000Z")
+        #expect(ISO8601.string(millisecondsSince1970: 1795330984123) == "2026-11-22T07:03:04.123Z")
+        #expect(ISO8601.string(millisecondsSince1970: 951_782_400_000) == "2000-02-29T00:00:00.000Z")
+        #expect(ISO8601.string(millisecondsSince1970: -1) == "1969-12-31T23:59:59.999Z")
+        // Cross-checked against Foundation for a spread of instants.
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var rng = SeededRandom(state: 9)
+        for _ in 0..<500 {
+            let ms = Int64.random(in: -2_000_000_000_000...4_000_000_000_000, using: &rng)
+            #expect(ISO8601.string(millisecondsSince1970: ms) == f.string(from: Date(timeIntervalSince1970: Double(ms) / 1000)))
+        }
+    }
+}
