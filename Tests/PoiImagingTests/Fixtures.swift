@@ -16,8 +16,15 @@ struct Manifest: Decodable {
     struct Orientation: Decodable { var file: String, orientation: Int, storedWidth: Int, storedHeight: Int }
     struct Hostile: Decodable { var file: String, kind: String }
     struct Resample: Decodable { var file: String, width: Int, height: Int, ref: String }
+    struct Sample: Decodable {
+        var file: String
+        var pillowError: String?
+        var orientation: Int?, format: String?, width: Int?, height: Int?, channels: Int?, bitDepth: Int?
+        var ref: String?
+    }
     var decode: [Decode]
     var resample: [Resample]
+    var samples: [Sample]
     var orientation: [Orientation]
     var hostile: [Hostile]
 }

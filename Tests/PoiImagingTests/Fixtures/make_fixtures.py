@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 rng = random.Random(20261122)
-manifest = {"decode": [], "orientation": [], "hostile": [], "resample": []}
+manifest = {"decode": [], "orientation": [], "hostile": [], "resample": [], "samples": []}
 CONVERT = "/usr/bin/convert-im6.q16"
 W, H = 67, 45  # odd sizes exercise partial MCUs, edge taps and Adam7 pass edges
 
@@ -266,6 +266,40 @@ def patch_sof(b, w, h):
 hostile("bomb_64250.jpg", patch_sof(good_jpeg, 64250, 64250), "bomb_jpeg")
 hostile("bomb_64250_progressive.jpg", patch_sof(open(path("jpeg_progressive.jpg"), "rb").read(), 64250, 64250),
         "bomb_jpeg")
+
+# ---------------- real photos ----------------
+# Samples/images/ (the repo's public-domain/CC0 photos): Pillow's decode of each, in PoiKit's
+# channel layout, or the error Pillow raised (then PoiKit must reject the file too).
+samples_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Samples", "images")
+for name in sorted(os.listdir(samples_dir)) if os.path.isdir(samples_dir) else []:
+    full = os.path.normpath(os.path.join(samples_dir, name))
+    if not name.lower().endswith((".jpg", ".jpeg", ".png")):
+        continue
+    entry = {"file": full}
+    try:
+        im = Image.open(full)
+        im.load()
+    except Exception as e:  # noqa: BLE001 - any refusal counts
+        entry["pillowError"] = str(e)
+        manifest["samples"].append(entry)
+        continue
+    entry["orientation"] = int(im.getexif().get(0x0112, 1))
+    has_trns = "transparency" in im.info
+    if im.mode in ("I;16", "I"):
+        ref, channels, bits = im.tobytes("raw", "I;16"), 1, 16
+    else:
+        target = {"1": "L", "L": "LA" if has_trns else "L", "LA": "LA", "P": "RGBA" if has_trns else "RGB",
+                  "PA": "RGBA", "RGB": "RGBA" if has_trns else "RGB", "RGBA": "RGBA", "CMYK": "RGB",
+                  "YCbCr": "RGB"}.get(im.mode)
+        if target is None or im.format == "PNG" and im.info.get("bitdepth", 8) == 16:
+            continue  # Pillow reads 16-bit colour as 8-bit: no exact reference
+        ref, channels, bits = im.convert(target).tobytes(), len(target), 8
+    refname = "sample_" + name + ".ref"
+    with open(path(refname), "wb") as f:
+        f.write(ref)
+    entry.update({"format": "jpeg" if im.format == "JPEG" else "png", "width": im.size[0], "height": im.size[1],
+                  "channels": channels, "bitDepth": bits, "ref": refname})
+    manifest["samples"].append(entry)
 
 with open(path("manifest.json"), "w") as f:
     json.dump(manifest, f, indent=1)
