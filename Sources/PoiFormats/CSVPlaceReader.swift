@@ -16,7 +16,11 @@ public final class CSVPlaceReader {
     private let tokenizer: CSVTokenizer
     private let converter: CSVRecordConverter
     private var record = 0
-    private let queue = ReadItemQueue()
+    /// Items handed out by `next()`.
+    private var ready = ReadItemQueue()
+    /// Filled by the batch conversion in flight.
+    private var spare = ReadItemQueue()
+    private var inflight: DispatchGroup?
     private var exhausted = false
     /// Batches converted together (one per core).
     private let parallelism: Int
@@ -52,28 +56,53 @@ public final class CSVPlaceReader {
     }
 
     /// The next place or reject; nil at end of file. Throws only on I/O failure.
+    ///
+    /// Double-buffered: while one set of batches is converted on worker threads, this thread
+    /// tokenizes the next set, so tokenizing and converting overlap.
     public func next() throws(FormatError) -> ReadItem? {
-        if let item = queue.pop() { return item }
-        if exhausted { return nil }
-        var batches: [RawCSVBatch] = []
-        for _ in 0..<(parallelism * 2) {
-            let b = try readBatch()
-            if !b.records.isEmpty { batches.append(b) }
-            if exhausted { break }
+        while true {
+            if let item = ready.pop() { return item }
+            if inflight == nil && exhausted { return nil }
+            var upcoming: [RawCSVBatch] = []
+            if !exhausted {
+                for _ in 0..<(parallelism * 2) {
+                    let b = try readBatch()
+                    if !b.records.isEmpty { upcoming.append(b) }
+                    if exhausted { break }
+                }
+            }
+            if let group = inflight {
+                group.wait()
+                inflight = nil
+                swap(&ready, &spare)
+            }
+            if !upcoming.isEmpty { launch(upcoming) }
         }
-        var offsets: [Int] = []
+    }
+
+    /// Converts `batches` into `spare` on worker threads (in order, one slot per record).
+    private func launch(_ batches: [RawCSVBatch]) {
+        var starts: [Int] = []
         var total = 0
-        for b in batches { offsets.append(total); total += b.records.count }
-        queue.reset(count: total)
-        let conv = converter, work = batches, q = queue, starts = offsets
-        if work.count == 1 || parallelism == 1 {
-            for (i, b) in work.enumerated() { conv.convert(b, into: q, at: offsets[i]) }
-        } else {
-            DispatchQueue.concurrentPerform(iterations: work.count) { i in
-                conv.convert(work[i], into: q, at: starts[i])
+        for b in batches { starts.append(total); total += b.records.count }
+        spare.reset(count: total)
+        let conv = converter, queue = spare, offsets = starts, cores = parallelism
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            if cores == 1 || batches.count == 1 {
+                for (i, b) in batches.enumerated() { conv.convert(b, into: queue, at: offsets[i]) }
+            } else {
+                DispatchQueue.concurrentPerform(iterations: batches.count) { i in
+                    conv.convert(batches[i], into: queue, at: offsets[i])
+                }
             }
         }
-        return queue.pop()
+        inflight = group
+    }
+
+    deinit {
+        // A conversion still running writes into a queue it keeps alive; wait so no work outlives us.
+        inflight?.wait()
     }
 
     private func readBatch() throws(FormatError) -> RawCSVBatch {
