@@ -41,6 +41,19 @@ public struct ThumbnailSpec: Sendable, Hashable, CustomStringConvertible {
         self.allowUpscale = allowUpscale
     }
 
+    /// `256x256 inside auto q85`: the defaults of every command, without a `try`.
+    public static let `default` = ThumbnailSpec(validated: 256, 256, .inside, .auto, 85)
+
+    private init(validated width: Int, _ height: Int, _ fit: Fit, _ format: Format, _ quality: Int) {
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.format = format
+        self.quality = quality
+        self.progressive = false
+        self.allowUpscale = false
+    }
+
     /// `256x256 inside jpeg q85`, plus ` progressive` / ` upscale` when set.
     public var canonical: String {
         var s = "\(width)x\(height) \(fit.rawValue) \(format.rawValue) q\(quality)"

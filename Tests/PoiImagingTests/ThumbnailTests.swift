@@ -11,6 +11,8 @@ import Testing
         #expect(other.canonical == "320x200 cover auto q70 progressive")
         #expect(try ThumbnailSpec(parsing: other.canonical) == other)
         #expect(try ThumbnailSpec(parsing: "128") == ThumbnailSpec(width: 128, height: 128))
+        #expect(ThumbnailSpec.default == (try ThumbnailSpec()))
+        #expect(ThumbnailSpec.default.canonical == "256x256 inside auto q85")
     }
 
     @Test func invalidSpecsNameTheProblem() {
