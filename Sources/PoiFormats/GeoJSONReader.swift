@@ -23,7 +23,9 @@ public final class GeoJSONReader {
     private var featureIndex = 0
     private var isSequence = false
     private let mapper: FeatureMapper
-    private let queue = ReadItemQueue()
+    private var ready = ReadItemQueue()
+    private var spare = ReadItemQueue()
+    private var inflight: DispatchGroup?
     private let parallelism = max(1, min(8, ProcessInfoCores.count))
     static let batchFeatures = 2048
     static let batchBytes = 4 << 20
@@ -187,9 +189,20 @@ public final class GeoJSONReader {
     // MARK: iteration
 
     /// The next place or reject; nil at end of input. Throws only on I/O failure.
+    ///
+    /// Inside a `features` array, batches are double-buffered: this thread frames the next batch
+    /// while worker threads parse and map the previous one.
     public func next() throws(FormatError) -> ReadItem? {
-        if let item = queue.pop() { return item }
         while true {
+            if let item = ready.pop() { return item }
+            if case .inFeatures = phase {
+                let (batch, tail) = try frameBatch()
+                if let group = inflight { group.wait(); inflight = nil; swap(&ready, &spare) }
+                launch(batch, tail: tail)
+                continue
+            }
+            // Anything else comes after the features in flight: drain them first.
+            if let group = inflight { group.wait(); inflight = nil; swap(&ready, &spare); continue }
             switch phase {
             case .done:
                 return nil
@@ -244,40 +257,59 @@ public final class GeoJSONReader {
                     return broken(why)
                 }
             case .inFeatures:
-                // Frame a batch of features sequentially, then parse and map them on all cores.
-                var batch = FeatureBatch()
-                var tail: ReadItem?
-                collect: while batch.entries.count < GeoJSONReader.batchFeatures && batch.bytes.count < GeoJSONReader.batchBytes {
-                    guard case .inFeatures(let first) = phase else { break }
-                    guard let b = try peek() else { tail = broken("unexpected end of file in the features array"); break }
-                    if b == 0x5D { pos += 1; phase = .inObject(first: false); break }
-                    if !first {
-                        guard b == 0x2C else { tail = broken("expected ',' or ']' between features"); break }
-                        pos += 1
-                    }
-                    phase = .inFeatures(first: false)
-                    let index = featureIndex
-                    featureIndex += 1
-                    record += 1
-                    let source = PlaceSource(file: file, record: record, position: .feature(index))
-                    switch try scanValue() {
-                    case .value(let r):
-                        batch.add(buf[r], source: source)
-                    case .tooLarge(let n):
-                        batch.add(.reject(Reject(source: source, field: nil,
-                                                 reason: "feature is \(n) bytes, over the limit of \(options.limits.maxFeatureBytes)"), raw: nil))
-                    case .broken(let why):
-                        tail = broken(why)
-                        break collect
-                    }
-                }
-                let n = batch.entries.count
-                queue.reset(count: n + (tail == nil ? 0 : 1))
-                mapper.convert(batch, into: queue, parallelism: parallelism)
-                if let tail { queue.set(n, tail) }
-                if let item = queue.pop() { return item }
+                continue  // handled above
             }
         }
+    }
+
+    /// Frames the next batch of features (sequential), leaving `phase` where framing stopped.
+    private func frameBatch() throws(FormatError) -> (FeatureBatch, ReadItem?) {
+        var batch = FeatureBatch()
+        var tail: ReadItem?
+        collect: while batch.entries.count < GeoJSONReader.batchFeatures && batch.bytes.count < GeoJSONReader.batchBytes {
+            guard case .inFeatures(let first) = phase else { break }
+            guard let b = try peek() else { tail = broken("unexpected end of file in the features array"); break }
+            if b == 0x5D { pos += 1; phase = .inObject(first: false); break }
+            if !first {
+                guard b == 0x2C else { tail = broken("expected ',' or ']' between features"); break }
+                pos += 1
+            }
+            phase = .inFeatures(first: false)
+            let index = featureIndex
+            featureIndex += 1
+            record += 1
+            let source = PlaceSource(file: file, record: record, position: .feature(index))
+            switch try scanValue() {
+            case .value(let r):
+                batch.add(buf[r], source: source)
+            case .tooLarge(let n):
+                batch.add(.reject(Reject(source: source, field: nil,
+                                         reason: "feature is \(n) bytes, over the limit of \(options.limits.maxFeatureBytes)"), raw: nil))
+            case .broken(let why):
+                tail = broken(why)
+                break collect
+            }
+        }
+        return (batch, tail)
+    }
+
+    /// Parses and maps `batch` into `spare` on worker threads; the framing reject (if any) last.
+    private func launch(_ batch: FeatureBatch, tail: ReadItem?) {
+        let n = batch.entries.count
+        if n == 0 && tail == nil { return }
+        spare.reset(count: n + (tail == nil ? 0 : 1))
+        if let tail { spare.set(n, tail) }
+        let mapper = self.mapper, queue = spare, cores = parallelism
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            mapper.convert(batch, into: queue, parallelism: cores)
+        }
+        inflight = group
+    }
+
+    deinit {
+        // A conversion still running writes into a queue it keeps alive; wait so no work outlives us.
+        inflight?.wait()
     }
 
     /// A top-level object ended: a Feature (single or in a sequence) yields a place or reject;
