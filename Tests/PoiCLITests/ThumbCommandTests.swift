@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// `poi thumb` end to end on Samples/images (no database): outputs, per-file errors, exit codes.
+@Suite struct ThumbCommandTests {
+    static let images = PoiProcess.repoRoot.appendingPathComponent("Samples/images")
+    static func image(_ name: String) -> String { images.appendingPathComponent(name).path }
+
+    static func tempDir(_ name: String) throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-thumb-\(name)-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        return dir
+    }
+
+    /// Width and height from a JPEG SOF or PNG IHDR, read without PoiImaging (an independent check).
+    static func dimensions(_ url: URL) throws -> (Int, Int) {
+        let b = [UInt8](try Data(contentsOf: url))
+        if b.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+            return (Int(b[16]) << 24 | Int(b[17]) << 16 | Int(b[18]) << 8 | Int(b[19]),
+                    Int(b[20]) << 24 | Int(b[21]) << 16 | Int(b[22]) << 8 | Int(b[23]))
+        }
+        var i = 2
+        while i + 9 < b.count {
+            let marker = b[i + 1], length = Int(b[i + 2]) << 8 | Int(b[i + 3])
+            if (0xC0...0xC2).contains(marker) {
+                return (Int(b[i + 7]) << 8 | Int(b[i + 8]), Int(b[i + 5]) << 8 | Int(b[i + 6]))
+            }
+            i += 2 + length
+        }
+        throw CocoaError(.fileReadCorruptFile)
+    }
+
+    @Test func writesUprightThumbnailsAndReportsTheBadFileExit1() throws {
+        let out = try Self.tempDir("mixed")
+        let r = try PoiProcess.run(["thumb", Self.image("astronaut-exif6.jpg"), Self.image("chelsea-cutout.png"),
+                                    Self.image("truncated.jpg"), Self.image("coffee.jpg"), "-o", out.path,
+                                    "--size", "128x128"])
+        #expect(r.status == 1, "stderr: \(r.stderr)")
+        #expect(r.stderr == "\(Self.image("truncated.jpg")): damaged JPEG: Premature end of JPEG file\n")
+        #expect(r.stdout.hasPrefix("3 thumbnails written to \(out.path), 1 failed ("))
+        let files = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+        #expect(files == ["astronaut-exif6.jpeg", "chelsea-cutout.png", "coffee.jpeg"])
+        // 512x512 stays square; the 451x300 cat with alpha stays PNG; 600x400 coffee -> 128x85.
+        #expect(try Self.dimensions(out.appendingPathComponent("astronaut-exif6.jpeg")) == (128, 128))
+        #expect(try Self.dimensions(out.appendingPathComponent("chelsea-cutout.png")) == (128, 85))
+        #expect(try Self.dimensions(out.appendingPathComponent("coffee.jpeg")) == (128, 85))
+    }
+
+    @Test func coverFitJSONAndFormat() throws {
+        let out = try Self.tempDir("cover")
+        let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), Self.image("coins.png"), "-o", out.path,
+                                    "--size", "64x48", "--fit", "cover", "--format", "png", "--json"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(o["spec"] as? String == "64x48 cover png q85")
+        #expect(o["written"] as? Int == 2)
+        #expect(o["failed"] as? Int == 0)
+        let entries = try #require(o["files"] as? [[String: Any]])
+        #expect(entries.compactMap { $0["width"] as? Int } == [64, 64])
+        #expect(entries.compactMap { $0["height"] as? Int } == [48, 48])
+        #expect(entries.compactMap { $0["contentType"] as? String } == ["image/png", "image/png"])
+        #expect(try Self.dimensions(out.appendingPathComponent("coins.png")) == (64, 48))
+    }
+
+    @Test func usageErrorsExit2() throws {
+        let out = try Self.tempDir("usage")
+        for args in [["--size", "0x10"], ["--fit", "stretch"], ["--format", "gif"], ["--quality", "0"], ["--jobs", "0"]] {
+            let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), "-o", out.path] + args)
+            #expect(r.status == 2, "\(args): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
+    @Test func sameBaseNameTwiceIsAnErrorNotAnOverwrite() throws {
+        let out = try Self.tempDir("dup")
+        let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), Self.image("coffee.jpg"), "-o", out.path])
+        #expect(r.status == 1)
+        #expect(r.stderr == "\(Self.image("coffee.jpg")): output name 'coffee' is already used by \(Self.image("coffee.jpg"))\n")
+    }
+}
