@@ -4,10 +4,6 @@
 #include <stdlib.h>
 #include "internal.h"
 
-static inline unsigned sample(const uint8_t *row, size_t i, int bps) {
-    return bps == 2 ? ((const uint16_t *)(const void *)row)[i] : row[i];
-}
-
 /* ---- streaming box shrink ---- */
 
 cc_result cc_box_begin(cc_box *box, uint32_t src_w, uint32_t src_h, int channels, int bps, int factor,
@@ -55,24 +51,48 @@ static void box_emit(cc_box *box) {
     box->out_row++;
 }
 
+/* One source row into the column sums: specialised per sample type, channel count and alpha so
+ * the inner loop has no division and no branches (this runs once per source pixel). */
+#define BOX_ROW(T, CH, ALPHA)                                                                     \
+    do {                                                                                         \
+        const T *px = (const T *)(const void *)row;                                              \
+        uint64_t *s = box->sums;                                                                 \
+        for (uint32_t x = 0; x < w; s += (CH)) {                                                 \
+            uint32_t end = w - x > f ? x + f : w;                                                \
+            for (; x < end; x++, px += (CH)) {                                                   \
+                if (ALPHA) {                                                                     \
+                    uint64_t a = px[(CH) - 1];                                                   \
+                    for (int k = 0; k < (CH) - 1; k++) s[k] += (uint64_t)px[k] * a;              \
+                    s[(CH) - 1] += a;                                                            \
+                } else {                                                                         \
+                    for (int k = 0; k < (CH); k++) s[k] += px[k];                                \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+    } while (0)
+
 void cc_box_push(cc_box *box, const uint8_t *row) {
     cc_image *out = box->out;
-    int ch = out->channels, bps = out->bytes_per_sample, f = box->factor;
-    int alpha = (ch == 2 || ch == 4);
-    for (uint32_t x = 0; x < box->src_w; x++) {
-        uint64_t *s = box->sums + (size_t)(x / (uint32_t)f) * ch;
-        size_t i = (size_t)x * ch;
-        if (alpha) {
-            uint64_t a = sample(row, i + ch - 1, bps);
-            for (int k = 0; k < ch - 1; k++) s[k] += (uint64_t)sample(row, i + k, bps) * a;
-            s[ch - 1] += a;
-        } else {
-            for (int k = 0; k < ch; k++) s[k] += sample(row, i + k, bps);
+    int ch = out->channels;
+    uint32_t w = box->src_w, f = (uint32_t)box->factor;
+    if (out->bytes_per_sample == 1) {
+        switch (ch) {
+        case 1: BOX_ROW(uint8_t, 1, 0); break;
+        case 2: BOX_ROW(uint8_t, 2, 1); break;
+        case 3: BOX_ROW(uint8_t, 3, 0); break;
+        default: BOX_ROW(uint8_t, 4, 1); break;
+        }
+    } else {
+        switch (ch) {
+        case 1: BOX_ROW(uint16_t, 1, 0); break;
+        case 2: BOX_ROW(uint16_t, 2, 1); break;
+        case 3: BOX_ROW(uint16_t, 3, 0); break;
+        default: BOX_ROW(uint16_t, 4, 1); break;
         }
     }
     box->rows_in_band++;
-    uint32_t seen = box->out_row * (uint32_t)f + box->rows_in_band;
-    if (box->rows_in_band == (uint32_t)f || seen == box->src_h) box_emit(box);
+    uint32_t seen = box->out_row * f + box->rows_in_band;
+    if (box->rows_in_band == f || seen == box->src_h) box_emit(box);
 }
 
 void cc_box_end(cc_box *box) {
