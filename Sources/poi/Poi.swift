@@ -10,7 +10,17 @@ struct Poi: AsyncParsableCommand {
         Exit status: 0 all good, 1 finished with rejected rows or files, 2 usage or configuration \
         error, 3 database or I/O failure.
 
-        The database URI comes from --uri, else $MONGODB_URI, else mongodb://127.0.0.1:27017.
+        The database URI comes from --uri, else $MONGODB_URI, else mongodb://127.0.0.1:27017. \
+        Progress is shown on a terminal only; under cron nothing but problems reach stderr, and \
+        --json prints a machine-readable summary on stdout.
+
+        Examples:
+          poi doctor
+          poi import places.csv landmarks.geojson --uploads /srv/app/uploads
+          poi export --bbox -0.51,51.28,0.33,51.69 -o london.geojson
+          poi thumbnails --size 512x512
+          poi thumb photos/*.jpg -o thumbs/
+          poi check dump.csv
         """,
         version: PoiVersion.string,
         subcommands: [
@@ -18,6 +28,7 @@ struct Poi: AsyncParsableCommand {
             ThumbCommand.self,
             ImportCommand.self, ExportCommand.self, ThumbnailsCommand.self,
             CheckCommand.self, ConvertCommand.self,
+            GCCommand.self,
         ]
     )
 }
