@@ -54,6 +54,8 @@ public final class ThumbnailJob {
     private enum Work: Sendable {
         case upToDate
         case made(original: ObjectId, thumbnail: ObjectId, old: [ObjectId])
+        /// Up to date, but an interrupted run left the relink and deletion of `old` undone.
+        case resumed(original: ObjectId, thumbnail: ObjectId, old: [ObjectId])
         case failed(original: ObjectId, name: String, reason: String)
         case storeFailure(String)
     }
@@ -82,8 +84,8 @@ public final class ThumbnailJob {
                     summary.failed += 1
                     observer(.imageProblem(ImageProblem(source: nil, location: "original \(original.hex)", image: name, reason: reason)))
                 case .storeFailure(let message): throw JobError.store(message)
-                case .made(let original, let thumbnail, let old):
-                    summary.thumbnailsMade += 1
+                case .made(let original, let thumbnail, let old), .resumed(let original, let thumbnail, let old):
+                    if case .made = result { summary.thumbnailsMade += 1 } else { summary.upToDate += 1 }
                     do {
                         summary.placesRelinked += try database.locations.updateMany(
                             filter: ["imageId": .string(original.hex)],
@@ -123,7 +125,13 @@ public final class ThumbnailJob {
         let name = original.originalName ?? original.fileName
         do {
             let existing = try store.thumbnails(of: original.id)
-            if !options.all, existing.contains(where: { $0.spec == canonical }) { return .upToDate }
+            if !options.all, let current = existing.last(where: { $0.spec == canonical }) {
+                // Other thumbnails beside an up-to-date one mean a run stopped between storing it
+                // and relinking the places / deleting the old ones: finish that now, or the places
+                // would keep showing the old recipe and the old files would never be deleted.
+                let others = existing.filter { $0.id != current.id }.map(\.id)
+                return others.isEmpty ? .upToDate : .resumed(original: original.id, thumbnail: current.id, old: others)
+            }
             let bytes: [UInt8]
             do {
                 guard let b = try store.get(original.id) else { return .failed(original: original.id, name: name, reason: "no files document") }
