@@ -12,7 +12,7 @@ BENCH = os.path.join(ROOT, ".bench")
 POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
 PY = sys.executable
 N = int(os.environ.get("BENCH_ROWS", "100000"))
-REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
+REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 
 WORDS = ["Café", "Museum", "Tower", "Bridge", "Park", "Garden", "Old", "New", "Grand", "Little",
          "故宫", "المسجد", "Straße", "Église", "Plaza", "Market", "Station", "🗽", "Hall", "Gate"]

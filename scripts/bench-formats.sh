@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench-formats`: builds poi (release) and runs scripts/bench-formats.py.
-# POI=path/to/poi skips the build; BENCH_ROWS (default 100000) and BENCH_REPEAT (3) tune the run.
+# POI=path/to/poi skips the build; BENCH_ROWS (default 100000) and BENCH_REPEAT (5) tune the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ -z "${POI:-}" ]]; then

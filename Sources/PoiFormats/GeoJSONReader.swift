@@ -286,6 +286,9 @@ public final class GeoJSONReader {
                 batch.add(.reject(Reject(source: source, field: nil,
                                          reason: "feature is \(n) bytes, over the limit of \(options.limits.maxFeatureBytes)"), raw: nil))
             case .broken(let why):
+                // No feature was framed: the reject takes this feature's index and record number.
+                featureIndex -= 1
+                record -= 1
                 tail = broken(why)
                 break collect
             }

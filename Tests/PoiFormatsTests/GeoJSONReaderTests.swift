@@ -105,6 +105,12 @@ private let point = "{\"type\":\"Point\",\"coordinates\":[2.35,48.85]}"
         #expect(p.map(\.name) == ["A"])
         #expect(r.count == 1)
         #expect(r[0].reason.contains("expected ',' or ']' between features"))
+        #expect(r[0].source.feature == 1 && r[0].source.record == 2)
+        let truncated = #"{"type":"FeatureCollection","features":["# + feature(nil, point, #"{"name":"A"}"#) + #",{"type":"Feat"#
+        let (p2, r2) = try readAll(truncated, name: "t.geojson")
+        #expect(p2.count == 1)
+        #expect(r2.map { $0.source.feature! } == [1])
+        #expect(r2.first?.reason.contains("unexpected end of file inside a value") == true)
     }
 
     @Test func topLevelGeometryIsRejected() throws {
