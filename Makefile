@@ -69,3 +69,17 @@ bench-jobs: build
 .PHONY: bench
 bench: setup
 	@.venv/bin/python scripts/bench.py
+
+# Reliability suites (issue 7), each ending with `<suite>: N passed, M failed`.
+# crash-test: kill -9 `poi import` / `poi thumbnails --all` at seeded random moments, rerun, check
+#   (ROWS= KILLS= SEED= IMAGES=; short CI run: make crash-test ROWS=2000 KILLS=4).
+# fault-test: server stopped mid-import and mid-export, uploads full / read-only (own server).
+# hostile-test: the hostile-input table (Tests/PoiCLITests/HostileInputTests.swift) against a live server.
+.PHONY: crash-test fault-test hostile-test
+CRASH_ENV = $(if $(ROWS),ROWS=$(ROWS)) $(if $(KILLS),KILLS=$(KILLS)) $(if $(SEED),SEED=$(SEED)) $(if $(IMAGES),IMAGES=$(IMAGES))
+crash-test: build
+	@POI=$(CURDIR)/$(RELEASE_BIN) $(CRASH_ENV) .venv/bin/python scripts/crash-test.py
+fault-test: build
+	@POI=$(CURDIR)/$(RELEASE_BIN) $(if $(ROWS),ROWS=$(ROWS)) $(if $(SEED),SEED=$(SEED)) .venv/bin/python scripts/fault-test.py
+hostile-test: build-debug
+	@scripts/db.sh with $(SWIFT) test --skip-build --filter HostileInputTests

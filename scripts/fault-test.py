@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""make fault-test: the database or the disk fails under a running `poi`.
+
+  1. server stopped mid-import -> exit 3 within --server-timeout (plus slack), message names
+     host:port; server restarted -> a rerun completes with exact counts.
+  2. server stopped mid-export -> exit 3, the previous output file is byte-identical, no temp
+     file is left beside it.
+  3. uploads not writable: a full tmpfs, an immutable folder (chattr +i: root ignores chmod),
+     a file where the folder should be -> exit 3, a clear message, nothing partial under a
+     final name, no files document pointing at missing bytes.
+
+Uses its own SecantusDB server (it has to stop and restart it). ROWS=... resizes the import.
+Ends with `fault-test: N passed, M failed`; exit status 1 when anything failed.
+"""
+import hashlib
+import importlib.util
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # loading crash-test.py must not leave scripts/__pycache__/
+_spec = importlib.util.spec_from_file_location("crash_test", os.path.join(ROOT, "scripts/crash-test.py"))
+ct = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ct)
+
+TIMEOUT = 3.0   # --server-timeout given to poi
+SLACK = 7.0     # process start, the batch in flight, retry backoff
+
+
+def wait_for(predicate, limit, step=0.05):
+    deadline = time.time() + limit
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return False
+
+
+def file_consistency(db, uploads):
+    """Problems between uploads/ and `files`: partial or unknown bytes under a final name,
+    leftover temp files, documents without bytes."""
+    from bson import ObjectId
+    problems = []
+    names = os.listdir(uploads) if os.path.isdir(uploads) else []
+    for name in names:
+        if name.startswith("."):
+            problems.append(f"temporary file left: {name}")
+            continue
+        try:
+            f = db.files.find_one({"_id": ObjectId(name[:24])})
+        except Exception:
+            f = None
+        data = open(os.path.join(uploads, name), "rb").read()
+        if f is None:
+            # Bytes without a document are allowed (gc finds them) but must be complete files.
+            if not (data.startswith(b"\xff\xd8") and data.rstrip(b"\0").endswith(b"\xff\xd9")) and not data.startswith(b"\x89PNG"):
+                problems.append(f"partial bytes without a document: {name}")
+        elif len(data) != f.get("length") or hashlib.sha256(data).hexdigest() != f.get("sha256"):
+            problems.append(f"bytes of {name} differ from its files document")
+    for f in db.files.find({}, {"ext": 1}):
+        if str(f["_id"]) + f["ext"] not in names:
+            problems.append(f"files document {f['_id']} has no bytes")
+    for p in db.locations.find({"imageId": {"$exists": True}}, {"imageId": 1, "thumbnailId": 1}):
+        for k in ("imageId", "thumbnailId"):
+            if k in p and db.files.count_documents({"_id": ObjectId(p[k])}) == 0:
+                problems.append(f"place {p['_id']} {k} {p[k]} has no files document")
+    return problems
+
+
+def main():
+    rows = int(os.environ.get("ROWS", "3000"))
+    seed = int(os.environ.get("SEED") or random.SystemRandom().randrange(1, 2**31))
+    rng = random.Random(seed)
+    print(f"fault-test: ROWS={rows} SEED={seed}")
+    checks = ct.Checks("fault-test")
+    if not os.access(ct.poi_binary(), os.X_OK):
+        print(f"fault-test: no poi binary at {ct.poi_binary()} (make build)")
+        return 2
+    work = os.path.join(ROOT, ".data/fault")
+    for m in list(mounts_under(work)):
+        subprocess.run(["umount", m])
+    if os.path.isdir(work):
+        subprocess.run(["chattr", "-R", "-i", work], stderr=subprocess.DEVNULL)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    t0 = time.time()
+    images = ct.make_images(os.path.join(work, "images"), 40, rng)
+    csv_path = os.path.join(work, "places.csv")
+    valid, with_image = ct.make_csv(csv_path, rows, images, rng)
+    server = ct.Server(os.path.join(work, "server"))
+    server.start()
+    import pymongo
+    client = pymongo.MongoClient(server.uri)
+    hostport = f"127.0.0.1:{server.port}"
+    try:
+        server_stopped_mid_import(server, client, hostport, csv_path, work, rows, valid, with_image, checks)
+        server_stopped_mid_export(server, client, hostport, work, checks)
+        uploads_not_writable(server, client, work, checks)
+    finally:
+        server.stop()
+        for m in list(mounts_under(work)):
+            subprocess.run(["umount", m])
+    print(f"  total {time.time() - t0:.1f}s")
+    return checks.finish()
+
+
+def server_stopped_mid_import(server, client, hostport, csv_path, work, rows, valid, with_image, checks):
+    print("server stopped mid-import")
+    db = client["fault_import"]
+    uploads = os.path.join(work, "uploads-import")
+    common = ["--uri", server.uri, "--db", "fault_import", "--uploads", uploads, "--server-timeout", str(TIMEOUT)]
+    imp = ["import", csv_path, "--images-dir", os.path.join(work, "images"), "--quiet", "--batch-size", "100"] + common
+    p = subprocess.Popen([ct.poi_binary()] + imp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    landed = wait_for(lambda: db.locations.estimated_document_count() >= 100 or p.poll() is not None, 120)
+    if p.poll() is not None or not landed:
+        p.kill()
+        checks.check(False, "import still running when the server is stopped (raise ROWS)", p.poll())
+        return
+    stopped_at = time.time()
+    server.stop(hard=True)
+    try:
+        out, err = p.communicate(timeout=TIMEOUT + SLACK + 30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    took = time.time() - stopped_at
+    print(f"  poi exited {p.returncode} {took:.1f}s after the server stopped; stderr: {err.strip()[-300:]}")
+    checks.check(p.returncode == 3, "import: exit 3 when the server goes away", p.returncode)
+    checks.check(took <= TIMEOUT + SLACK, f"import: gives up within --server-timeout {TIMEOUT:g}s (+{SLACK:g}s slack)", f"{took:.1f}s")
+    checks.check(hostport in err, f"import: the message names the server {hostport}", err.strip()[-300:])
+    server.start()
+    code, out, err = ct.run_poi(imp + ["--json"])
+    s = json.loads(out) if out.strip().startswith("{") else {}
+    checks.check(code == 1 and s.get("rejected") == rows - valid, "import rerun after restart completes (exit 1: the bad rows)",
+                 f"exit {code}: {err[-300:]}")
+    n = db.locations.count_documents({})
+    checks.check(n == valid, f"import rerun: place count == valid rows ({valid})", n)
+    dups = list(db.locations.aggregate([{"$group": {"_id": "$importKey", "n": {"$sum": 1}}}, {"$match": {"n": {"$gt": 1}}}]))
+    checks.check(not dups, "import rerun: no duplicate importKey", dups[:3])
+    n_img = db.locations.count_documents({"imageId": {"$exists": True}})
+    checks.check(n_img == with_image, f"import rerun: places with an image == {with_image}", n_img)
+    problems = ct.verify_store(db, uploads)
+    checks.check(not problems, "import rerun: every image reference resolves and decodes", problems[:3])
+
+
+def make_places(db, n):
+    """n places written directly with pymongo (fast), in PoiKit's layout."""
+    import datetime
+    now = datetime.datetime.now(datetime.timezone.utc)
+    docs = [{"name": f"Export {i}", "placename": "", "details": "x" * 200, "categories": ["a", "b"],
+             "location": {"type": "Point", "coordinates": [(i % 360) - 180 + 0.5, (i % 170) - 85 + 0.5]},
+             "importKey": f"exp-{i}", "created_at": now, "updated_at": now} for i in range(n)]
+    for i in range(0, n, 5000):
+        db.locations.insert_many(docs[i:i + 5000])
+
+
+def server_stopped_mid_export(server, client, hostport, work, checks):
+    print("server stopped mid-export")
+    db = client["fault_export"]
+    db.drop_collection("locations")
+    make_places(db, 60000)
+    out_path = os.path.join(work, "export", "places.geojson")
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    common = ["--uri", server.uri, "--db", "fault_export", "--server-timeout", str(TIMEOUT)]
+    t = time.time()
+    code, out, err = ct.run_poi(["export", "-o", out_path, "--quiet"] + common)
+    full = time.time() - t
+    checks.check(code == 0, f"export: a first full export succeeds ({full:.1f}s)", err[-300:])
+    before = hashlib.sha256(open(out_path, "rb").read()).hexdigest()
+    p = subprocess.Popen([ct.poi_binary(), "export", "-o", out_path, "--quiet"] + common,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    temp_seen = wait_for(lambda: any(n.startswith(".places.geojson.tmp-") and os.path.getsize(os.path.join(os.path.dirname(out_path), n)) > 0
+                                     for n in os.listdir(os.path.dirname(out_path))) or p.poll() is not None, 60, 0.01)
+    if p.poll() is not None:
+        checks.skip("export stopped mid-stream", f"the export finished ({full:.1f}s) before the server could be stopped")
+        server.stop(hard=True)
+        server.start()
+        return
+    server.stop(hard=True)
+    stopped_at = time.time()
+    out, err = p.communicate(timeout=TIMEOUT + SLACK + 30)
+    took = time.time() - stopped_at
+    print(f"  poi exited {p.returncode} {took:.1f}s after the server stopped (temp file seen: {temp_seen}); stderr: {err.strip()[-300:]}")
+    checks.check(p.returncode == 3, "export: exit 3 when the server goes away mid-stream", p.returncode)
+    checks.check(hostport in err or "connection" in err, "export: the message says the server went away", err.strip()[-300:])
+    after = hashlib.sha256(open(out_path, "rb").read()).hexdigest()
+    checks.check(after == before, "export: the previous output file is byte-identical")
+    left = [n for n in os.listdir(os.path.dirname(out_path)) if n != "places.geojson"]
+    checks.check(not left, "export: no temporary file left beside it", left)
+    server.start()
+
+
+def mounts_under(path):
+    try:
+        for line in open("/proc/mounts"):
+            m = line.split()[1]
+            if m.startswith(path):
+                yield m
+    except OSError:
+        return
+
+
+def uploads_not_writable(server, client, work, checks):
+    print("uploads not writable")
+    images = os.path.join(work, "images")
+    # A small CSV whose images need more room than the tmpfs has.
+    csv_path = os.path.join(work, "disk.csv")
+    names = sorted(os.listdir(images))
+    with open(csv_path, "w") as f:
+        f.write("id,name,lat,lon,photo\n")
+        for i, n in enumerate(names):
+            f.write(f"disk-{i},Disk {i},{10 + i * 0.01},{20 + i * 0.01},{n}\n")
+
+    def attempt(label, uploads, reason_words, dbname):
+        db = client[dbname]
+        client.drop_database(dbname)
+        code, out, err = ct.run_poi(["import", csv_path, "--images-dir", images, "--quiet", "--uri", server.uri,
+                                     "--db", dbname, "--uploads", uploads, "--server-timeout", str(TIMEOUT), "--jobs", "2"])
+        print(f"  {label}: exit {code}; stderr: {err.strip()[-300:]}")
+        checks.check(code == 3, f"{label}: exit 3", code)
+        checks.check(uploads in err and any(w in err for w in reason_words), f"{label}: message names the folder and the reason",
+                     err.strip()[-300:])
+        if os.path.isdir(uploads):
+            problems = file_consistency(db, uploads)
+            checks.check(not problems, f"{label}: nothing partial under a final name, no document without bytes", problems[:3])
+
+    # 1. A full tmpfs (needs mount permission).
+    full = os.path.join(work, "uploads-full")
+    os.makedirs(full)
+    size = sum(os.path.getsize(os.path.join(images, n)) for n in names)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={max(64 * 1024, size // 4)}", "tmpfs", full], capture_output=True, text=True)
+    if r.returncode != 0:
+        checks.skip("uploads on a full disk", f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    else:
+        try:
+            attempt("full disk", full, ["No space left"], "fault_full")
+        finally:
+            subprocess.run(["umount", full])
+
+    # 2. An immutable folder: root bypasses permission bits, not the immutable attribute.
+    ro = os.path.join(work, "uploads-ro")
+    os.makedirs(ro)
+    r = subprocess.run(["chattr", "+i", ro], capture_output=True, text=True)
+    if r.returncode != 0:
+        checks.skip("read-only uploads folder", f"chattr +i is not supported here: {r.stderr.strip()}")
+    else:
+        try:
+            attempt("read-only folder", ro, ["Operation not permitted", "Permission denied", "Read-only"], "fault_ro")
+        finally:
+            subprocess.run(["chattr", "-i", ro])
+
+    # 3. A file where the folder should be.
+    blocker = os.path.join(work, "uploads-file")
+    open(blocker, "w").write("not a folder")
+    attempt("a file where the folder should be", blocker, ["cannot create the uploads folder", "Not a directory", "not a folder"],
+            "fault_file")
+    checks.check(open(blocker).read() == "not a folder", "a file where the folder should be: left untouched")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
