@@ -23,6 +23,6 @@ public enum JobError: Error, Sendable, CustomStringConvertible {
     }
 
     static func from(store error: any Error) -> JobError {
-        .store((error as? CustomStringConvertible)?.description ?? String(describing: error))
+        .store(String(describing: error))  // every error here is CustomStringConvertible
     }
 }
