@@ -75,6 +75,21 @@ def run(cmd, prepare=None, repeat=None):
     return best, rss, cpu
 
 
+def csvswift_baseline():
+    """Builds scripts/bench-formats.csvswift (CSV.swift reading the same file) once; None when
+    swift or the package cannot be built (the row is then left out)."""
+    exe = os.path.join(BENCH, "csvswift-build", "release", "csvswift-count")
+    if not os.access(exe, os.X_OK):
+        r = subprocess.run(["swift", "build", "-c", "release", "--package-path",
+                            os.path.join(ROOT, "scripts", "bench-formats.csvswift"),
+                            "--scratch-path", os.path.join(BENCH, "csvswift-build")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if r.returncode != 0:
+            print("note: CSV.swift baseline did not build; row skipped")
+            return None
+    return exe
+
+
 def main():
     if not os.access(POI, os.X_OK):
         sys.exit(f"{POI} not found: build it first (swift build -c release --product poi)")
@@ -96,7 +111,11 @@ def main():
         t2, m2, c2 = peer
         rows.append((task, t1, m1, c1, peer_name, t2, m2, c2, t1 / t2, c1 / c2, target))
 
-    row("check CSV", run([POI, "check", csv_s]), run(py_csv), "python csv", "<= 0.33")
+    ours_csv = run([POI, "check", csv_s])
+    row("check CSV", ours_csv, run(py_csv), "python csv", "<= 0.33")
+    csvswift = csvswift_baseline()
+    if csvswift:
+        row("check CSV", ours_csv, run([csvswift, csv_s]), "CSV.swift (read)", "<= 1.0")
     row("check GeoJSON", run([POI, "check", geo_s]), run(py_json), "python json.load", "<= 0.33")
     out = os.path.join(BENCH, "out.geojson")
     ogr = shutil.which("ogr2ogr")
