@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBS=(libpng-dev libjpeg-dev libmongoc-dev libbson-dev pkg-config python3-venv)
+# gdal-bin: the tests check every GeoJSON the writer produces with GDAL's ogrinfo as well.
+DEBS=(libpng-dev libjpeg-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
