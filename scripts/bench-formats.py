@@ -7,6 +7,9 @@ places as a GeoJSON FeatureCollection, plus 10x versions for the memory check.
 """
 import csv, json, os, random, shutil, subprocess, sys, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_results import emit
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, ".bench")
 POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
@@ -154,6 +157,12 @@ def main():
         print(f"  {name:<16} {s[1]:6.1f} MB -> {l[1]:6.1f} MB  (+{d:.1f} MB) {'ok' if d < 20 else 'MISSED'}"
               f"   time {s[0]:.3f}s -> {l[0]:.3f}s")
     print(f"  convert GeoJSON {N * 10}: {conv_large[0]:.3f}s, {conv_large[1]:.1f} MB")
+
+    for task, t1, m1, c1, peer, t2, m2, c2, ratio, cratio, target in rows:
+        if t2 is not None:
+            emit(f"{task} {N} rows: wall s", t1, peer, t2, target)
+    for name, s, l in [("check CSV", small_csv, large_csv), ("check GeoJSON", small_geo, large_geo)]:
+        emit(f"{name}: RSS growth on 10x input, MB", l[1] - s[1], "limit 20 MB", 20.0, "<= 1.0", unit="MB")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ Env: BENCH_ROWS (default 100000), DRY_ROWS (default 1000000, the memory check), 
 """
 import csv, json, os, random, resource, subprocess, sys, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_results import emit
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
 PY = os.path.join(ROOT, ".venv/bin/python")
@@ -101,9 +104,7 @@ def row(name, poi, peer, peer_name, metric, target=None):
     result = {"benchmark": name, "metric": metric, "poikit": round(poi, 3), "peer": peer_name,
               "peer_value": round(peer, 3), "ratio": round(ratio, 3),
               "target": None if target is None else f"<= {target}", "met": met}
-    if os.environ.get("BENCH_RESULTS"):
-        with open(os.environ["BENCH_RESULTS"], "a") as f:
-            f.write(json.dumps(result) + "\n")
+    emit(name, poi, peer_name, peer, result["target"], unit=metric)
     return result
 
 
@@ -130,9 +131,7 @@ def main():
     dry = measure([POI, "import", dry_csv, "--dry-run", "--quiet", "--rejects", os.path.join(BENCH, "r.csv")])
     r = {"benchmark": f"import --dry-run {DRY_ROWS} rows: peak RSS MB", "metric": "rss", "poikit": round(dry[2], 1),
          "peer": "target 200 MB", "peer_value": 200, "ratio": round(dry[2] / 200, 3), "target": "<= 1.0", "met": dry[2] <= 200}
-    if os.environ.get("BENCH_RESULTS"):
-        with open(os.environ["BENCH_RESULTS"], "a") as f:
-            f.write(json.dumps(r) + "\n")
+    emit(r["benchmark"], dry[2], "limit 200 MB", 200.0, "<= 1.0", unit="MB")
     results.append(r)
 
     subprocess.run([PY, "-c", "import pymongo,sys; c=pymongo.MongoClient(sys.argv[1]); [c.drop_database(d) for d in sys.argv[2:]]",

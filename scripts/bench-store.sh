@@ -28,7 +28,9 @@ PY
 .venv/bin/python scripts/bench-store.py --uri "$MONGODB_URI" --db "$DB" --count "$N" --batch "$BATCH" >> "$out"
 
 .venv/bin/python - "$out" <<'PY'
-import json, sys
+import json, os, sys
+sys.path.insert(0, "scripts")
+from bench_results import emit
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 by = {(r["client"], r["phase"]): r for r in rows}
 print(f'{"phase":<6} {"client":<8} {"docs":>7} {"wall s":>8} {"cpu s":>8} {"docs/s":>9}')
@@ -44,5 +46,7 @@ for phase in ("write", "read"):
     verdict = "ok" if cpu <= 0.5 else "MISSED"
     ok &= cpu <= 0.5
     print(f'{phase}: PoiKit/pymongo client CPU {cpu:.2f}x (target <= 0.50x: {verdict}), wall {wall:.2f}x')
+    emit(f"store {phase} {p['count']} docs: client CPU s", p["cpu"], "pymongo", q["cpu"], "<= 0.5")
+    emit(f"store {phase} {p['count']} docs: wall s", p["wall"], "pymongo", q["wall"])
 sys.exit(0 if ok else 1)
 PY
