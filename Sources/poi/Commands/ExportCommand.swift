@@ -90,7 +90,7 @@ struct ExportCommand: ParsableCommand {
         let store = withImages == nil ? nil : try storage.fileStore(database: db)
         let printer = EventPrinter(options: output, unit: "places")
         let job = ExportJob(database: db, fileStore: store, options: options, observer: printer.observer)
-        let summary = try printer.run { () throws(JobError) in try job.run() }
+        let summary = try printer.run(server: connection.hosts) { () throws(JobError) in try job.run() }
         if output.json {
             try printJSON(summary)
         } else if !output.quiet, out != nil {

@@ -62,7 +62,7 @@ struct GCCommand: ParsableCommand {
         do {
             report = try GarbageCollector(database: db, store: store).run(options: options)
         } catch {
-            printError(error.description)
+            printError(naming(server: connection.hosts, in: error.description))
             throw ExitStatus.failure
         }
         if output.json {

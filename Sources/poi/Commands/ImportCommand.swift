@@ -81,11 +81,13 @@ struct ImportCommand: ParsableCommand {
 
         var placesRepo: (any PlaceRepository)?
         var imagesRepo: (any ImageRepository)?
+        var server: String?
         if !dryRun {
             let connection = try database.connect()
             let db = MongoDatabase(connection: connection, name: database.databaseName(for: connection))
+            server = connection.hosts
             do { try db.ensureIndexes() } catch {
-                printError(error.description)
+                printError(naming(server: server, in: error.description))
                 throw ExitStatus.failure
             }
             placesRepo = LocationsRepository(database: db)
@@ -94,7 +96,7 @@ struct ImportCommand: ParsableCommand {
 
         let printer = EventPrinter(options: output, unit: "records")
         let job = ImportJob(options: options, places: placesRepo, images: imagesRepo, observer: printer.observer)
-        let summary = try printer.run { () throws(JobError) in try job.run(files: files) }
+        let summary = try printer.run(server: server) { () throws(JobError) in try job.run(files: files) }
         if output.json {
             try printJSON(summary)
         } else if !output.quiet {

@@ -66,7 +66,7 @@ struct ThumbnailsCommand: ParsableCommand {
         let db = MongoDatabase(connection: connection, name: database.databaseName(for: connection))
         let store = try storage.fileStore(database: db)
         let printer = EventPrinter(options: output, unit: "originals")
-        let summary = try printer.run { () throws(JobError) in try ThumbnailJob(database: db, store: store, options: options, observer: printer.observer).run() }
+        let summary = try printer.run(server: connection.hosts) { () throws(JobError) in try ThumbnailJob(database: db, store: store, options: options, observer: printer.observer).run() }
         if output.json {
             try printJSON(summary)
         } else if !output.quiet {

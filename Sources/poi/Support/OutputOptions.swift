@@ -94,17 +94,25 @@ func printJSON<T: Encodable>(_ value: T) throws {
 extension EventPrinter {
     /// Runs a job with this printer as its observer: ends the progress line either way, and turns
     /// a `JobError` into its message on stderr and the documented exit status.
-    func run<T>(_ job: () throws(JobError) -> T) throws -> T {
+    /// `server`: the hosts of the connection, named in database failures that do not name them.
+    func run<T>(server: String? = nil, _ job: () throws(JobError) -> T) throws -> T {
         defer { finish() }
         do {
             return try job()
         } catch {
             finish()
-            printError(error.description)
+            printError(naming(server: server, in: error.description))
             switch error {
             case .input, .configuration: throw ExitStatus.usage
             case .store, .output: throw ExitStatus.failure
             }
         }
     }
+}
+
+/// A cron log line like "lost the connection to MongoDB: socket error" does not say which server
+/// went away; this adds it (hosts only, never the URI's credentials) to database failures.
+func naming(server hosts: String?, in message: String) -> String {
+    guard let hosts, !hosts.isEmpty, message.contains("MongoDB"), !message.contains(hosts) else { return message }
+    return message + " (server \(hosts))"
 }
