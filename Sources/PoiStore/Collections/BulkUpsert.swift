@@ -216,6 +216,9 @@ extension MongoCollection {
                 return try body()
             } catch {
                 guard error.isTransient, attempt < options.maxAttempts else { throw error }
+                // `.unreachable` means server selection already waited the whole timeout the
+                // user gave (--server-timeout); retrying would multiply it (4 attempts: 4x).
+                if case .unreachable = error { throw error }
                 attempt += 1
                 result.retries += 1
                 usleep(UInt32(min(backoff, 10_000)) * 1000)
