@@ -51,38 +51,51 @@ if [ ! -f "$BENCH/corpus/.complete" ]; then
 fi
 
 # ---- runs ----
-# measure CMD...: best-of-$RUNS wall seconds, that run's CPU seconds (user+sys, all processes)
-# and peak RSS (KB) into $WALL/$CPU/$RSS. CPU time is printed too because wall time on a busy
-# machine says more about the neighbours than about the tool.
-measure() {
-    local best="" bestrss=0 bestcpu=0
-    for _ in $(seq "$RUNS"); do
-        rm -rf "$BENCH/out" && mkdir -p "$BENCH/out"
-        /usr/bin/time -f "%e %M %U %S" -o "$BENCH/time.txt" "$@" >/dev/null 2>"$BENCH/stderr.txt" || {
-            echo "bench-images: failed: $*" >&2; cat "$BENCH/stderr.txt" >&2; exit 1; }
-        read -r wall rss user sys < "$BENCH/time.txt"
-        if [ -z "$best" ] || awk "BEGIN{exit !($wall < $best)}"; then
-            best=$wall; bestrss=$rss; bestcpu=$(echo "$user + $sys" | bc -l)
-        fi
-    done
-    WALL=$best; RSS=$bestrss; CPU=$bestcpu
-}
-row() { # LABEL [POIKIT_WALL]
-    local ratio="-"
-    [ -n "${2:-}" ] && ratio=$(printf '%.2f' "$(echo "$2/$WALL" | bc -l)")
-    printf '%-34s %9.2f %9.2f %10.1f %10s\n' "$1" "$WALL" "$CPU" "$(echo "$RSS/1024" | bc -l)" "$ratio"
-}
-
+# Each tool runs once per round, RUNS rounds, tools interleaved, so a burst of load from the
+# neighbours hits every tool alike; the best round per tool counts. Recorded per tool: wall
+# seconds, CPU seconds (user+sys, all processes; on a busy machine wall time says more about the
+# neighbours than the tool) and peak RSS.
 im_seq() { # ImageMagick's documented command line, one file after the other
     for f in "$@"; do b=$(basename "${f%.*}"); "$IM" -define jpeg:size=512x512 "$f" -thumbnail "$SIZE" "$BENCH/out/$b.jpg"; done
 }
 im_each() { # ImageMagick, one process per file, $JOBS at a time
     printf '%s\0' "$@" | xargs -0 -P "$JOBS" -I{} sh -c \
-        'f="$1"; b=$(basename "${f%.*}"); exec '"$IM"' -define jpeg:size=512x512 "$f" -thumbnail '"$SIZE"' "$0/$b.jpg"' \
+        'f="$1"; b=$(basename "${f%.*}"); exec "$IM" -define jpeg:size=512x512 "$f" -thumbnail "$SIZE" "$0/$b.jpg"' \
         "$BENCH/out" {}
 }
 vips_each() { # vipsthumbnail, one process per file, $JOBS at a time
     printf '%s\0' "$@" | xargs -0 -P "$JOBS" -n 1 vipsthumbnail -s "$SIZE" -o "$BENCH/out/%s.jpg"
+}
+run_tool() { # TOOL FILES...
+    local tool=$1; shift
+    case $tool in
+    poi) "$POI" thumb "$@" -o "$BENCH/out" --size "$SIZE" --jobs "$JOBS" --format jpeg ;;
+    vips) vipsthumbnail -s "$SIZE" -o "$BENCH/out/%s.jpg" "$@" ;;
+    vips_par) vips_each "$@" ;;
+    im_seq) im_seq "$@" ;;
+    im_par) im_each "$@" ;;
+    esac
+}
+export -f im_seq im_each vips_each run_tool
+export BENCH JOBS SIZE IM POI
+
+TOOLS=(poi vips vips_par im_seq im_par)
+declare -A LABEL=([poi]="poi thumb (1 process, --jobs $JOBS)" [vips]="vipsthumbnail (1 process)"
+                  [vips_par]="vipsthumbnail (xargs -P $JOBS)" [im_seq]="convert-im6.q16 (one by one)"
+                  [im_par]="convert-im6.q16 (xargs -P $JOBS)")
+declare -A WALL CPU RSS
+
+measure_once() { # TOOL FILES...
+    local tool=$1
+    rm -rf "$BENCH/out" && mkdir -p "$BENCH/out"
+    /usr/bin/time -f "%e %M %U %S" -o "$BENCH/time.txt" bash -c 'run_tool "$@"' _ "$@" \
+        >/dev/null 2>"$BENCH/stderr.txt" || {
+        echo "bench-images: $tool failed" >&2; cat "$BENCH/stderr.txt" >&2; exit 1; }
+    local wall rss user sys
+    read -r wall rss user sys < "$BENCH/time.txt"
+    if [ -z "${WALL[$tool]:-}" ] || awk "BEGIN{exit !($wall < ${WALL[$tool]})}"; then
+        WALL[$tool]=$wall; RSS[$tool]=$rss; CPU[$tool]=$(echo "$user + $sys" | bc -l)
+    fi
 }
 
 report() { # KIND FILES...
@@ -90,24 +103,28 @@ report() { # KIND FILES...
     local n=$# mp
     mp=$(for f in "$@"; do echo $(( $(vipsheader -f width "$f") * $(vipsheader -f height "$f") )); done \
         | awk '{s+=$1} END {printf "%.0f", s/1e6}')
+    WALL=(); CPU=(); RSS=()
+    local load0 load1
+    load0=$(cut -d' ' -f1 /proc/loadavg)
+    for _ in $(seq "$RUNS"); do
+        for t in "${TOOLS[@]}"; do measure_once "$t" "$@"; done
+    done
+    load1=$(cut -d' ' -f1 /proc/loadavg)
     echo
-    echo "== $kind: $n files, $mp MP total, thumbnails $SIZE, best of $RUNS, $JOBS cores =="
+    echo "== $kind: $n files, $mp MP total, thumbnails $SIZE, best of $RUNS interleaved rounds, $JOBS cores" \
+         "(load average $load0 -> $load1) =="
     printf '%-34s %9s %9s %10s %10s\n' tool "wall s" "CPU s" "peak MB" "PoiKit ÷"
-    measure "$POI" thumb "$@" -o "$BENCH/out" --size "$SIZE" --jobs "$JOBS" --format jpeg
-    local pw=$WALL prss=$RSS
-    row "poi thumb (1 process, --jobs $JOBS)"
-    measure vipsthumbnail -s "$SIZE" -o "$BENCH/out/%s.jpg" "$@"
-    row "vipsthumbnail (1 process)" "$pw"
-    eval "ratio_vips_$kind=$(echo "$pw/$WALL" | bc -l)"
-    measure bash -c "$(declare -f vips_each); BENCH='$BENCH' JOBS=$JOBS SIZE=$SIZE; vips_each \"\$@\"" _ "$@"
-    row "vipsthumbnail (xargs -P $JOBS)" "$pw"
-    measure bash -c "$(declare -f im_seq); BENCH='$BENCH' SIZE=$SIZE IM=$IM; im_seq \"\$@\"" _ "$@"
-    row "convert-im6.q16 (one by one)" "$pw"
-    eval "ratio_im_$kind=$(echo "$pw/$WALL" | bc -l)"
-    measure bash -c "$(declare -f im_each); BENCH='$BENCH' JOBS=$JOBS SIZE=$SIZE IM=$IM; im_each \"\$@\"" _ "$@"
-    row "convert-im6.q16 (xargs -P $JOBS)" "$pw"
-    eval "ratio_imp_$kind=$(echo "$pw/$WALL" | bc -l)"
-    eval "rss_$kind=$prss"
+    local pw=${WALL[poi]}
+    for t in "${TOOLS[@]}"; do
+        local ratio="-"
+        [ "$t" != poi ] && ratio=$(printf '%.2f' "$(echo "$pw/${WALL[$t]}" | bc -l)")
+        printf '%-34s %9.2f %9.2f %10.1f %10s\n' "${LABEL[$t]}" "${WALL[$t]}" "${CPU[$t]}" \
+            "$(echo "${RSS[$t]}/1024" | bc -l)" "$ratio"
+    done
+    eval "ratio_vips_$kind=$(echo "$pw/${WALL[vips]}" | bc -l)"
+    eval "ratio_im_$kind=$(echo "$pw/${WALL[im_seq]}" | bc -l)"
+    eval "ratio_imp_$kind=$(echo "$pw/${WALL[im_par]}" | bc -l)"
+    eval "rss_$kind=${RSS[poi]}"
 }
 
 shopt -s nullglob
