@@ -68,6 +68,38 @@ public enum Thumbnailer {
         return Thumbnail(data: data, width: image.width, height: image.height, format: format, source: header)
     }
 
+    /// Upper estimate of the memory `make` needs for this source and spec, from the header alone
+    /// (encoded bytes not included). Lets a scheduler run huge images one at a time: a progressive
+    /// JPEG keeps every DCT coefficient until its last scan (up to 2 bytes per sample), an Adam7
+    /// PNG without load-time shrink is held whole; everything else is a few rows plus the
+    /// reduced image.
+    public static func estimatedPeakBytes(source: ImageInfo, spec: ThumbnailSpec) -> Int {
+        let plan = ThumbnailPlan(source: source, spec: spec)
+        let w = source.width, h = source.height
+        let decodedW: Int, decodedH: Int, channels: Int, bytesPerSample: Int
+        var extra = 0
+        switch source.format {
+        case .jpeg:
+            let d = plan.jpegScaleDenominator
+            (decodedW, decodedH) = ((w + d - 1) / d, (h + d - 1) / d)
+            channels = source.channels == 1 ? 1 : 3
+            bytesPerSample = 1
+            if source.isProgressive { extra = w * h * source.channels * 2 }
+        case .png:
+            let s = plan.pngShrink
+            (decodedW, decodedH) = ((w + s - 1) / s, (h + s - 1) / s)
+            channels = source.channels
+            bytesPerSample = source.bitDepth == 16 ? 2 : 1
+            if s == 1 && source.isProgressive { extra = 0 } // the decoded image below is the whole image
+            else if s > 1 && source.isProgressive { extra = decodedW * decodedH * channels * 8 } // Adam7 sums
+            else { extra = w * channels * bytesPerSample + decodedW * channels * 8 }           // row + band sums
+        }
+        let decoded = decodedW * decodedH * channels * bytesPerSample
+        let resampleRows = plan.storedOutputWidth * decodedH * channels * 4
+        let output = plan.storedOutputWidth * plan.storedOutputHeight * channels * 3
+        return decoded + extra + resampleRows + output
+    }
+
     public static func make(from bytes: [UInt8], spec: ThumbnailSpec,
                             options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
         try ImageCodec.withBytes(bytes) { (raw) throws(ImageError) in try make(from: raw, spec: spec, options: options) }

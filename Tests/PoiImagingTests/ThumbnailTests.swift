@@ -280,3 +280,34 @@ import Testing
         for (i, data) in results { #expect(data == expected[i]) }
     }
 }
+
+@Suite struct MemoryEstimateTests {
+    static func info(_ format: ImageFormat, _ w: Int, _ h: Int, channels: Int = 3, bitDepth: Int = 8,
+                     progressive: Bool = false) -> ImageInfo {
+        var c = cc_info()
+        c.format = format == .jpeg ? CC_FORMAT_JPEG : CC_FORMAT_PNG
+        c.width = UInt32(w)
+        c.height = UInt32(h)
+        c.channels = Int32(channels)
+        c.bit_depth = Int32(bitDepth)
+        c.progressive = progressive ? 1 : 0
+        c.orientation = 1
+        return ImageInfo(c)
+    }
+
+    @Test func progressiveJPEGsAndWholeAdam7PNGsAreTheBigOnes() {
+        let spec = ThumbnailSpec.default
+        // 6000x4000 baseline at 1/8: 750x500x3 decoded + 256x500x3x4 resample rows + 256x171x3x3 out.
+        #expect(Thumbnailer.estimatedPeakBytes(source: Self.info(.jpeg, 6000, 4000), spec: spec)
+            == 750 * 500 * 3 + 256 * 500 * 3 * 4 + 256 * 171 * 3 * 3)
+        // The same progressive: plus every coefficient, 6000x4000x3 samples x 2 bytes.
+        #expect(Thumbnailer.estimatedPeakBytes(source: Self.info(.jpeg, 6000, 4000, progressive: true), spec: spec)
+            == 750 * 500 * 3 + 6000 * 4000 * 3 * 2 + 256 * 500 * 3 * 4 + 256 * 171 * 3 * 3)
+        // 4096x4096 RGBA PNG, shrink 8 on load: 512x512x4 decoded, one row, band sums.
+        #expect(Thumbnailer.estimatedPeakBytes(source: Self.info(.png, 4096, 4096, channels: 4), spec: spec)
+            == 512 * 512 * 4 + 4096 * 4 + 512 * 4 * 8 + 256 * 512 * 4 * 4 + 256 * 256 * 4 * 3)
+        // 600x400 16-bit RGB Adam7 PNG: under 4x, no shrink, decoded whole at 2 bytes per sample.
+        #expect(Thumbnailer.estimatedPeakBytes(source: Self.info(.png, 600, 400, bitDepth: 16, progressive: true), spec: spec)
+            == 600 * 400 * 3 * 2 + 256 * 400 * 3 * 4 + 256 * 171 * 3 * 3)
+    }
+}

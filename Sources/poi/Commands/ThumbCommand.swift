@@ -140,10 +140,14 @@ struct ThumbBatch: Sendable {
 
     /// Inputs larger than this are refused before reading (no photo is anywhere near it).
     static let maxInputBytes = 512 << 20
+    /// An image whose estimated working memory is above this runs alone (the other workers wait),
+    /// so two huge progressive JPEGs never add up; DESIGN.md §6 budgets 60 MB per worker.
+    static let bigImageBytes = 48 << 20
 
     func run() -> [ThumbOutcome] {
         let names = outputNames()
         let next = Atomic<Int>(0)
+        let gate = ExclusiveGate()
         let results = Mutex<[ThumbOutcome?]>(Array(repeating: nil, count: files.count))
         let group = DispatchGroup()
         let workers = max(1, min(jobs, files.count))
@@ -153,7 +157,7 @@ struct ThumbBatch: Sendable {
                 while true {
                     let i = next.add(1, ordering: .relaxed).oldValue
                     if i >= files.count { break }
-                    let outcome = process(files[i], outputName: names[i])
+                    let outcome = process(files[i], outputName: names[i], gate: gate)
                     results.withLock { $0[i] = outcome }
                 }
                 group.leave()
@@ -179,13 +183,20 @@ struct ThumbBatch: Sendable {
         }
     }
 
-    private func process(_ file: String, outputName: Result<String, ThumbFailure>) -> ThumbOutcome {
+    private func process(_ file: String, outputName: Result<String, ThumbFailure>, gate: ExclusiveGate) -> ThumbOutcome {
         do {
             let base = try outputName.get()
             let bytes = try readFile(file)
+            let big = (try? ImageCodec.probe(bytes)).map {
+                Thumbnailer.estimatedPeakBytes(source: $0, spec: spec) + bytes.count > Self.bigImageBytes
+            } ?? false
+            let made: Result<Thumbnail, ImageError> = big
+                ? gate.exclusive { Result { () throws(ImageError) in try Thumbnailer.make(from: bytes, spec: spec, options: options) } }
+                : gate.shared { Result { () throws(ImageError) in try Thumbnailer.make(from: bytes, spec: spec, options: options) } }
             let thumb: Thumbnail
-            do { thumb = try Thumbnailer.make(from: bytes, spec: spec, options: options) } catch {
-                throw ThumbFailure(error.description)
+            switch made {
+            case .success(let t): thumb = t
+            case .failure(let error): throw ThumbFailure(error.description)
             }
             let url = outputDirectory.appendingPathComponent(base + thumb.format.fileExtension)
             try writeReplacing(url.path, thumb.data)
@@ -255,6 +266,38 @@ struct ThumbBatch: Sendable {
             unlink(temp)
             throw ThumbFailure("cannot write \(path): \(String(cString: strerror(error)))")
         }
+    }
+}
+
+/// Readers-writer gate: ordinary images hold it shared, big ones exclusively. Writer-preferring,
+/// so a big image is not starved by a stream of small ones.
+final class ExclusiveGate: @unchecked Sendable {
+    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+
+    init() {
+        lock = .allocate(capacity: 1)
+        var attr = pthread_rwlockattr_t()
+        pthread_rwlockattr_init(&attr)
+        pthread_rwlockattr_setkind_np(&attr, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+        pthread_rwlock_init(lock, &attr)
+        pthread_rwlockattr_destroy(&attr)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    func shared<T>(_ body: () -> T) -> T {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return body()
+    }
+
+    func exclusive<T>(_ body: () -> T) -> T {
+        pthread_rwlock_wrlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return body()
     }
 }
 
