@@ -28,18 +28,20 @@ let package = Package(
                 cSettings: [.unsafeFlags(["-O2"])]),
 
         .target(name: "PoiModel",
-                dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+                dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+                exclude: ["README.md"]),
         // Parsers' hot loops live in final classes; dynamic exclusivity checks on their stored
         // properties cost ~10% of `poi check` (make bench-formats), and the classes are never
         // shared across threads, so checking is left to the compiler's static analysis.
-        .target(name: "PoiFormats", dependencies: ["PoiModel"],
+        .target(name: "PoiFormats", dependencies: ["PoiModel"], exclude: ["README.md"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
-        .target(name: "PoiImaging", dependencies: ["CCodecs"]),
+        .target(name: "PoiImaging", dependencies: ["CCodecs"], exclude: ["README.md"]),
         .target(name: "PoiStore", dependencies: ["CMongoC",
                                                  .product(name: "Crypto", package: "swift-crypto")],
                 exclude: ["README.md"]),
         .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore",
-                                               .product(name: "Crypto", package: "swift-crypto")]),
+                                               .product(name: "Crypto", package: "swift-crypto")],
+                exclude: ["README.md"]),
         .executableTarget(name: "poi", dependencies: [
             "PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -49,7 +51,7 @@ let package = Package(
 
         .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
         .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"]),
-        .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs"]),
+        .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs"], exclude: ["Fixtures"]),
         .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "CMongoC"]),
         .testTarget(name: "PoiJobsTests", dependencies: ["PoiJobs", "PoiStore", "PoiModel"]),
         // Runs the built `poi` binary end to end (exit codes, messages, --json).
