@@ -125,6 +125,19 @@ report() { # KIND FILES...
     eval "ratio_im_$kind=$(echo "$pw/${WALL[im_seq]}" | bc -l)"
     eval "ratio_imp_$kind=$(echo "$pw/${WALL[im_par]}" | bc -l)"
     eval "rss_$kind=${RSS[poi]}"
+    # One row per peer for `make bench`'s table.
+    local target_vips="<= 0.8"; [ "$kind" = png ] && target_vips="<= 1.0"
+    emit "$kind thumbnails ($n files): wall s" "$pw" "vipsthumbnail" "${WALL[vips]}" "$target_vips"
+    emit "$kind thumbnails ($n files): wall s" "$pw" "ImageMagick one by one" "${WALL[im_seq]}" \
+        "$([ "$kind" = jpeg ] && echo "<= 0.2")"
+    emit "$kind thumbnails: poi peak RSS MB" "$(echo "${RSS[poi]}/1024" | bc -l)" "limit 100+60/worker" \
+        "$(( 100 + 60 * JOBS ))" "<= 1.0"
+}
+
+emit() { # BENCHMARK POIKIT PEER PEER_VALUE [TARGET]
+    [ -n "${BENCH_RESULTS:-}" ] || return 0
+    python3 -c 'import sys; sys.path.insert(0, "scripts"); from bench_results import emit
+emit(sys.argv[1], float(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[5] or None)' "$@" "${5:-}"
 }
 
 shopt -s nullglob
