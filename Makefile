@@ -77,9 +77,13 @@ bench: setup
 # hostile-test: the hostile-input table (Tests/PoiCLITests/HostileInputTests.swift) against a live server.
 .PHONY: crash-test fault-test hostile-test
 CRASH_ENV = $(if $(ROWS),ROWS=$(ROWS)) $(if $(KILLS),KILLS=$(KILLS)) $(if $(SEED),SEED=$(SEED)) $(if $(IMAGES),IMAGES=$(IMAGES))
-crash-test: build
-	@POI=$(CURDIR)/$(RELEASE_BIN) $(CRASH_ENV) .venv/bin/python scripts/crash-test.py
-fault-test: build
-	@POI=$(CURDIR)/$(RELEASE_BIN) $(if $(ROWS),ROWS=$(ROWS)) $(if $(SEED),SEED=$(SEED)) .venv/bin/python scripts/fault-test.py
+# The suites drive a release binary; CI passes POI_BUILD=build-debug POI_BIN=.build/debug/poi to
+# reuse the debug build `make test` needs anyway (one build instead of two).
+POI_BUILD ?= build
+POI_BIN ?= $(RELEASE_BIN)
+crash-test: $(POI_BUILD)
+	@POI=$(CURDIR)/$(POI_BIN) $(CRASH_ENV) .venv/bin/python scripts/crash-test.py
+fault-test: $(POI_BUILD)
+	@POI=$(CURDIR)/$(POI_BIN) $(if $(ROWS),ROWS=$(ROWS)) $(if $(SEED),SEED=$(SEED)) .venv/bin/python scripts/fault-test.py
 hostile-test: build-debug
 	@scripts/db.sh with $(SWIFT) test --skip-build --filter HostileInputTests
