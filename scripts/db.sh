@@ -20,6 +20,11 @@ PY
 }
 
 start() {
+  if [ -n "${MONGODB_URI:-}" ]; then
+    # The URI may hold a password: say where it comes from, not what it is.
+    echo "db: MONGODB_URI is set; using that server, not starting the embedded one" >&2
+    return 0
+  fi
   if running; then cat "$URIFILE"; return 0; fi
   mkdir -p "$DATA/db"
   : > "$DATA/empty.toml"

@@ -144,6 +144,19 @@ import Testing
         #expect(ws.files(in: "uploads").isEmpty)
     }
 
+    @Test func quietUnderCronUnlessAsked() throws {
+        guard let ws = try Workspace("cron") else { print("SKIPPED quietUnderCronUnlessAsked: MONGODB_URI is not set"); return }
+        defer { ws.cleanUp() }
+        try "id,name,lat,lon\na,Alpha,1,2\n".write(toFile: ws.path("ok.csv"), atomically: true, encoding: .utf8)
+        // The test's pipes are no terminal, as under cron: a clean run prints nothing at all.
+        let silent = try ws.poi(["import", "ok.csv"])
+        #expect(silent.status == 0)
+        #expect(silent.stdout.isEmpty && silent.stderr.isEmpty, "\(silent.all)")
+        let asked = try ws.poi(["import", "ok.csv", "--progress"])
+        #expect(asked.stdout.contains("1 file(s), 1 records: 0 inserted, 0 updated, 1 unchanged, 0 rejected"))
+        #expect(asked.stderr.contains("1 records,"))
+    }
+
     @Test func badArgumentsAndUnreadableInputExit2() throws {
         let missing = try PoiProcess.run(["import", "/nonexistent/places.csv", "--dry-run"])
         #expect(missing.status == 2)

@@ -93,7 +93,7 @@ struct ExportCommand: ParsableCommand {
         let summary = try printer.run(server: connection.hosts) { () throws(JobError) in try job.run() }
         if output.json {
             try printJSON(summary)
-        } else if !output.quiet, out != nil {
+        } else if output.showsSummary, out != nil {
             var text = "exported \(summary.features) places to \(out!)"
             if summary.skipped > 0 { text += " (\(summary.skipped) without a valid Point skipped)" }
             if withImages != nil { text += "; \(summary.imagesCopied) images copied, \(summary.imagesFailed) failed" }

@@ -99,7 +99,7 @@ struct ImportCommand: ParsableCommand {
         let summary = try printer.run(server: server) { () throws(JobError) in try job.run(files: files) }
         if output.json {
             try printJSON(summary)
-        } else if !output.quiet {
+        } else if output.showsSummary {
             print(Self.text(summary))
         }
         if summary.rejected > 0 { throw ExitStatus.rejects }

@@ -69,7 +69,7 @@ struct ThumbnailsCommand: ParsableCommand {
         let summary = try printer.run(server: connection.hosts) { () throws(JobError) in try ThumbnailJob(database: db, store: store, options: options, observer: printer.observer).run() }
         if output.json {
             try printJSON(summary)
-        } else if !output.quiet {
+        } else if output.showsSummary {
             print("\(summary.originals) originals: \(summary.thumbnailsMade) thumbnails made (\(options.spec.canonical)), "
                 + "\(summary.upToDate) up to date, \(summary.failed) failed; \(summary.placesRelinked) places relinked, "
                 + "\(summary.oldThumbnailsDeleted) old thumbnails deleted; \(String(format: "%.1f", summary.seconds)) s")

@@ -11,10 +11,14 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
-    @Flag(help: "Show progress on stderr even when it is not a terminal.")
+    @Flag(help: "Show progress and the closing summary even when not on a terminal (e.g. into a log).")
     var progress = false
 
     var showsProgress: Bool { !quiet && (progress || isatty(2) == 1) }
+
+    /// The text summary at the end. Under cron (no terminal) a successful run prints nothing, so
+    /// cron mails only problems; `--json` or `--progress` ask for it explicitly.
+    var showsSummary: Bool { !quiet && (progress || isatty(1) == 1 || isatty(2) == 1) }
 }
 
 /// Renders `JobEvent`s on stderr: one line per reject or image problem (unless quiet) and a
