@@ -5,7 +5,7 @@ and peak RSS on a 10x larger input. Run through `make bench-formats` (scripts/be
 Inputs are generated deterministically into .bench/ (git-ignored): N rows of CSV and the same
 places as a GeoJSON FeatureCollection, plus 10x versions for the memory check.
 """
-import csv, json, os, random, shutil, subprocess, sys, time
+import csv, json, os, random, shutil, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_results import emit
@@ -58,24 +58,22 @@ def generate(n, csv_path, geojson_path):
 
 
 def run(cmd, prepare=None, repeat=None):
-    """Best-of-REPEAT wall seconds, peak RSS in MB and best CPU seconds (user+sys) of `cmd`.
+    """Median-of-REPEAT wall seconds, peak RSS in MB and median CPU seconds (user+sys) of `cmd`.
     CPU time is printed too because wall time is noisy when other work shares the machine."""
-    best, rss, cpu = None, 0.0, None
+    walls, cpus, rss = [], [], 0.0
     for _ in range(repeat or REPEAT):
         if prepare:
             prepare()
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(p.pid, 0)
-        dt = time.perf_counter() - t0
+        walls.append(time.perf_counter() - t0)
         code = os.waitstatus_to_exitcode(status)
         if code not in (0, 1):
             sys.exit(f"failed ({code}): {' '.join(cmd)}")
-        best = dt if best is None else min(best, dt)
-        c = usage.ru_utime + usage.ru_stime
-        cpu = c if cpu is None else min(cpu, c)
+        cpus.append(usage.ru_utime + usage.ru_stime)
         rss = max(rss, usage.ru_maxrss / 1024.0)   # Linux: KiB
-    return best, rss, cpu
+    return statistics.median(walls), rss, statistics.median(cpus)
 
 
 def csvswift_baseline():
@@ -138,7 +136,7 @@ def main():
     small_geo, large_geo = run([POI, "check", geo_s]), run([POI, "check", geo_l], repeat=1)
     conv_large = run([POI, "convert", geo_l, "-o", out, "--quiet"], repeat=1)
 
-    print(f"\nFormats benchmark: {N} places, best of {REPEAT}; wall s, CPU s (user+sys), peak RSS MB")
+    print(f"\nFormats benchmark: {N} places, median of {REPEAT}; wall s, CPU s (user+sys), peak RSS MB")
     print(f"{'task':<21} {'poi s':>6} {'cpu':>6} {'MB':>6}  {'peer':<17} {'peer s':>6} {'cpu':>6} {'MB':>6}"
           f"  {'wall x':>6} {'cpu x':>6}  target")
     for task, t1, m1, c1, peer, t2, m2, c2, ratio, cratio, target in rows:

@@ -8,7 +8,7 @@
 # JPEG q90 and as PNG; desktop-base's PNGs of 1 MP and more). Packages are fetched with
 # `apt-get download` and unpacked with dpkg-deb -x: nothing is installed.
 #
-# Env: POI=path/to/poi (default .build/release/poi, built if missing), RUNS=3 (best of),
+# Env: POI=path/to/poi (default .build/release/poi, built if missing), RUNS=3 (median of),
 #      JOBS=(default nproc), SIZE=256x256.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,7 +83,7 @@ TOOLS=(poi vips vips_par im_seq im_par)
 declare -A LABEL=([poi]="poi thumb (1 process, --jobs $JOBS)" [vips]="vipsthumbnail (1 process)"
                   [vips_par]="vipsthumbnail (xargs -P $JOBS)" [im_seq]="convert-im6.q16 (one by one)"
                   [im_par]="convert-im6.q16 (xargs -P $JOBS)")
-declare -A WALL CPU RSS
+declare -A WALL CPU RSS WALLS CPUS
 
 measure_once() { # TOOL FILES...
     local tool=$1
@@ -93,9 +93,18 @@ measure_once() { # TOOL FILES...
         echo "bench-images: $tool failed" >&2; cat "$BENCH/stderr.txt" >&2; exit 1; }
     local wall rss user sys
     read -r wall rss user sys < "$BENCH/time.txt"
-    if [ -z "${WALL[$tool]:-}" ] || awk "BEGIN{exit !($wall < ${WALL[$tool]})}"; then
-        WALL[$tool]=$wall; RSS[$tool]=$rss; CPU[$tool]=$(echo "$user + $sys" | bc -l)
-    fi
+    WALLS[$tool]+="$wall "; CPUS[$tool]+="$(echo "$user + $sys" | bc -l) "
+    # Peak memory: the largest of the runs, not a median.
+    if [ -z "${RSS[$tool]:-}" ] || [ "$rss" -gt "${RSS[$tool]}" ]; then RSS[$tool]=$rss; fi
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+
+summarize() { # median wall and CPU of every tool's runs
+    for t in "${TOOLS[@]}"; do
+        WALL[$t]=$(echo "${WALLS[$t]}" | median)
+        CPU[$t]=$(echo "${CPUS[$t]}" | median)
+    done
 }
 
 report() { # KIND FILES...
@@ -103,15 +112,16 @@ report() { # KIND FILES...
     local n=$# mp
     mp=$(for f in "$@"; do echo $(( $(vipsheader -f width "$f") * $(vipsheader -f height "$f") )); done \
         | awk '{s+=$1} END {printf "%.0f", s/1e6}')
-    WALL=(); CPU=(); RSS=()
+    WALL=(); CPU=(); RSS=(); WALLS=(); CPUS=()
     local load0 load1
     load0=$(cut -d' ' -f1 /proc/loadavg)
     for _ in $(seq "$RUNS"); do
         for t in "${TOOLS[@]}"; do measure_once "$t" "$@"; done
     done
     load1=$(cut -d' ' -f1 /proc/loadavg)
+    summarize
     echo
-    echo "== $kind: $n files, $mp MP total, thumbnails $SIZE, best of $RUNS interleaved rounds, $JOBS cores" \
+    echo "== $kind: $n files, $mp MP total, thumbnails $SIZE, median of $RUNS interleaved rounds, $JOBS cores" \
          "(load average $load0 -> $load1) =="
     printf '%-34s %9s %9s %10s %10s\n' tool "wall s" "CPU s" "peak MB" "PoiKit ÷"
     local pw=${WALL[poi]}

@@ -19,6 +19,7 @@ PY = os.path.join(ROOT, ".venv/bin/python")
 URI = os.environ["MONGODB_URI"]
 ROWS = int(os.environ.get("BENCH_ROWS", "100000"))
 DRY_ROWS = int(os.environ.get("DRY_ROWS", "1000000"))
+RUNS = int(os.environ.get("RUNS", "3"))
 BENCH = os.path.join(ROOT, ".bench", "jobs")
 os.makedirs(BENCH, exist_ok=True)
 
@@ -38,6 +39,12 @@ def generate(n):
                         f"cat{i % 11};tag{i % 5}", "09:00-17:00"])
     os.replace(path + ".tmp", path)
     return path
+
+
+def median_of(runs):
+    """Per column (wall, cpu, rss), the median over runs."""
+    import statistics
+    return tuple(statistics.median(r[i] for r in runs) for i in range(3))
 
 
 def measure(cmd, env=None):
@@ -111,19 +118,26 @@ def row(name, poi, peer, peer_name, metric, target=None):
 def main():
     csv_path = generate(ROWS)
     stamp = str(int(time.time()))
-    db_poi, db_peer = f"bench_poi_{stamp}", f"bench_peer_{stamp}"
     results = []
-    print(f"Jobs benchmark: {ROWS} CSV rows without images, server {URI.split('@')[-1]}", flush=True)
+    print(f"Jobs benchmark: {ROWS} CSV rows without images, median of {RUNS} runs, server {URI.split('@')[-1]}", flush=True)
 
-    imp = measure([POI, "import", csv_path, "--uri", URI, "--db", db_poi, "--quiet", "--rejects", os.path.join(BENCH, "r.csv")])
-    peer_imp = measure([PY, "-c", PEER_IMPORT, URI, db_peer, csv_path])
+    # Each run imports into fresh databases (a rerun would only find everything unchanged).
+    imports, peer_imports, exports, peer_exports, dbs = [], [], [], [], []
+    for run in range(RUNS):
+        db_poi, db_peer = f"bench_poi_{stamp}_{run}", f"bench_peer_{stamp}_{run}"
+        dbs += [db_poi, db_peer]
+        imports.append(measure([POI, "import", csv_path, "--uri", URI, "--db", db_poi, "--quiet",
+                                "--rejects", os.path.join(BENCH, "r.csv")]))
+        peer_imports.append(measure([PY, "-c", PEER_IMPORT, URI, db_peer, csv_path]))
+        out_poi, out_peer = os.path.join(BENCH, "poi.geojson"), os.path.join(BENCH, "peer.geojson")
+        exports.append(measure([POI, "export", "--uri", URI, "--db", db_poi, "-o", out_poi, "--quiet"]))
+        peer_exports.append(measure([PY, "-c", PEER_EXPORT, URI, db_poi, out_peer]))
+        print(f"  run {run + 1}/{RUNS} done", flush=True)
+    imp, peer_imp = median_of(imports), median_of(peer_imports)
+    exp, peer_exp = median_of(exports), median_of(peer_exports)
     results.append(row(f"import {ROWS} rows: client CPU s", imp[1], peer_imp[1], "pymongo bulk upserts", "cpu"))
     results.append(row(f"import {ROWS} rows: wall s", imp[0], peer_imp[0], "pymongo bulk upserts", "wall"))
     results.append(row(f"import {ROWS} rows: peak RSS MB", imp[2], peer_imp[2], "pymongo bulk upserts", "rss"))
-
-    out_poi, out_peer = os.path.join(BENCH, "poi.geojson"), os.path.join(BENCH, "peer.geojson")
-    exp = measure([POI, "export", "--uri", URI, "--db", db_poi, "-o", out_poi, "--quiet"])
-    peer_exp = measure([PY, "-c", PEER_EXPORT, URI, db_poi, out_peer])
     results.append(row(f"export {ROWS} places: wall s", exp[0], peer_exp[0], "pymongo + json", "wall", 0.5))
     results.append(row(f"export {ROWS} places: client CPU s", exp[1], peer_exp[1], "pymongo + json", "cpu"))
 
@@ -135,7 +149,7 @@ def main():
     results.append(r)
 
     subprocess.run([PY, "-c", "import pymongo,sys; c=pymongo.MongoClient(sys.argv[1]); [c.drop_database(d) for d in sys.argv[2:]]",
-                    URI, db_poi, db_peer], check=False)
+                    URI, *dbs], check=False)
     print(f"\n{'benchmark':<44} {'PoiKit':>9} {'peer':>9} {'ratio':>7}  peer / target")
     for x in results:
         verdict = "" if x["met"] is None else ("met" if x["met"] else "MISSED")
