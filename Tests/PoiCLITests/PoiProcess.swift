@@ -23,8 +23,14 @@ struct PoiProcess {
 
     static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
                     currentDirectory: URL? = nil) throws -> Result {
+        try execute(binary, arguments, environment: environment, removing: removing, currentDirectory: currentDirectory)
+    }
+
+    /// Runs any executable with the test's environment (plus `environment`, minus `removing`).
+    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String] = [:],
+                        removing: [String] = [], currentDirectory: URL? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for key in removing { env.removeValue(forKey: key) }
@@ -46,6 +52,12 @@ struct PoiProcess {
         return Result(status: process.terminationStatus,
                       stdout: String(decoding: outData, as: UTF8.self),
                       stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs a Python snippet in the project's .venv (pymongo, Pillow) and returns its trimmed stdout.
+    static func python(_ script: String, _ arguments: [String]) throws -> String {
+        let python = repoRoot.appendingPathComponent(".venv/bin/python")
+        return try execute(python, ["-c", script] + arguments).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     static var liveURI: String? {

@@ -58,15 +58,7 @@ struct Workspace {
     /// Runs a Python snippet with pymongo (argv[1] = URI, argv[2] = database): an independent
     /// driver reading what PoiKit wrote, the way the Node.js backend would.
     func python(_ script: String) throws -> String {
-        let p = Process()
-        p.executableURL = PoiProcess.repoRoot.appendingPathComponent(".venv/bin/python")
-        p.arguments = ["-c", script, uri, database]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try PoiProcess.python(script, [uri, database])
     }
 }
 
