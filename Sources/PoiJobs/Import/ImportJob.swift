@@ -22,12 +22,12 @@ public final class ImportJob {
     private let started = Date()
     private var lastProgress = Date.distantPast
 
-    /// Image links by content, and content by path, across windows (bounded: cleared when full,
-    /// the repository lookup is the fallback).
+    /// Image links by content, and content by path, across windows (bounded by
+    /// `options.imageCacheLimit`: cleared between windows when full; the repository lookup is the
+    /// fallback).
     private var linksBySHA: [String: PlaceDocument.ImageLinks] = [:]
     private var shaByPath: [String: String] = [:]
     private var failureBySHA: [String: String] = [:]
-    private static let cacheLimit = 100_000
 
     /// `places`/`images` nil with `options.dryRun`: nothing is written.
     public init(options: ImportOptions, places: (any PlaceRepository)?, images: (any ImageRepository)?,
@@ -153,9 +153,15 @@ public final class ImportJob {
         report()
     }
 
-    /// Resolves, reads, hashes and stores each distinct image of the window once.
+    /// Resolves, hashes and stores each distinct image of the window once.
     private func attachImages(_ pending: inout [Pending], failures: inout [Int: String],
                               resolver: Result<ImagePathResolver, ImageReferenceError>) throws(JobError) {
+        // The caches are trimmed between windows, never while this window relies on them.
+        if shaByPath.count >= options.imageCacheLimit || linksBySHA.count >= options.imageCacheLimit {
+            shaByPath.removeAll()
+            linksBySHA.removeAll()
+            failureBySHA.removeAll()
+        }
         // 1. References → real paths (or the reason they are refused).
         var pathOf: [Int: String] = [:]
         for (i, item) in pending.enumerated() {
@@ -166,54 +172,57 @@ public final class ImportJob {
                 failures[i] = error.description
             }
         }
-        // 2. Read and hash each distinct path not seen before (in parallel).
+        // 2. Hash each distinct path not known yet (in parallel). The bytes are dropped as soon as
+        //    they are hashed: memory holds `jobs` images at a time, not a window's worth.
         let unseen = Array(Set(pathOf.values).filter { path in
             guard let sha = shaByPath[path] else { return true }
             return linksBySHA[sha] == nil && failureBySHA[sha] == nil
         }).sorted()
         let ingest = ImageIngest(repository: images, spec: options.thumbnail, decode: options.decode,
                                  maxFileBytes: options.maxImageFileBytes)
-        struct ReadResult: Sendable { var bytes: [UInt8]?; var sha: String?; var error: String? }
-        let reads = WorkerPool.map(count: unseen.count, jobs: options.jobs) { k -> ReadResult in
-            switch ingest.read(path: unseen[k]) {
-            case .success(let bytes): return ReadResult(bytes: bytes, sha: ImageIngest.sha256Hex(bytes))
-            case .failure(let e): return ReadResult(error: e.reason)
-            }
+        let hashes = WorkerPool.map(count: unseen.count, jobs: options.jobs) { k in
+            ingest.read(path: unseen[k]).map(ImageIngest.sha256Hex)
         }
         var readErrors: [String: String] = [:]
-        var bytesBySHA: [String: (bytes: [UInt8], path: String)] = [:]
-        for (k, r) in reads.enumerated() {
-            if let sha = r.sha, let bytes = r.bytes {
-                remember(path: unseen[k], sha: sha)
-                if linksBySHA[sha] == nil && failureBySHA[sha] == nil && bytesBySHA[sha] == nil {
-                    bytesBySHA[sha] = (bytes, unseen[k])
-                }
-            } else {
-                readErrors[unseen[k]] = r.error ?? "unreadable"
+        var pathBySHA: [String: String] = [:]  // one path per content not stored yet
+        for (k, hash) in hashes.enumerated() {
+            switch hash {
+            case .success(let sha):
+                shaByPath[unseen[k]] = sha
+                if linksBySHA[sha] == nil && failureBySHA[sha] == nil && pathBySHA[sha] == nil { pathBySHA[sha] = unseen[k] }
+            case .failure(let error):
+                readErrors[unseen[k]] = error.reason
             }
         }
-        // 3. Store each distinct content not linked yet (in parallel), then link every place.
-        let work = bytesBySHA.keys.sorted()
-        let inputs = work.map { (sha: $0, bytes: bytesBySHA[$0]!.bytes, name: (bytesBySHA[$0]!.path as NSString).lastPathComponent) }
-        bytesBySHA.removeAll()
-        let outcomes = WorkerPool.map(count: inputs.count, jobs: options.jobs) { k -> IngestOutcome in
-            ingest.ingest(bytes: inputs[k].bytes, sha256: inputs[k].sha, name: inputs[k].name)
+        // 3. Store each new content (in parallel). The file is read again — from the page cache —
+        //    and checked against its hash, so a file changed in between is never stored under
+        //    another file's hash.
+        let work = pathBySHA.keys.sorted().map { (sha: $0, path: pathBySHA[$0]!) }
+        let outcomes = WorkerPool.map(count: work.count, jobs: options.jobs) { k -> IngestOutcome in
+            switch ingest.read(path: work[k].path) {
+            case .failure(let error): return .failed(reason: error.reason)
+            case .success(let bytes):
+                guard ImageIngest.sha256Hex(bytes) == work[k].sha else {
+                    return .failed(reason: "the file changed while it was being imported")
+                }
+                return ingest.ingest(bytes: bytes, sha256: work[k].sha, name: (work[k].path as NSString).lastPathComponent)
+            }
         }
         var fresh: Set<String> = []
         for (k, outcome) in outcomes.enumerated() {
             switch outcome {
             case .stored(let links, let newOriginal, let newThumbnail):
-                remember(sha: work[k], links: links)
-                if newOriginal { summary.imagesStored += 1; fresh.insert(work[k]) }
+                linksBySHA[work[k].sha] = links
+                if newOriginal { summary.imagesStored += 1; fresh.insert(work[k].sha) }
                 if newThumbnail { summary.thumbnailsMade += 1 }
             case .failed(let reason):
-                failureBySHA[work[k]] = reason
+                failureBySHA[work[k].sha] = reason
             case .storeFailure(let error):
                 throw JobError.from(store: error)
             }
         }
         var firstUse: Set<String> = []
-        for (i, path) in pathOf {
+        for (i, path) in pathOf.sorted(by: { $0.key < $1.key }) {
             if let error = readErrors[path] { failures[i] = error; continue }
             guard let sha = shaByPath[path] else { failures[i] = "unreadable"; continue }
             if let reason = failureBySHA[sha] { failures[i] = reason; continue }
@@ -222,22 +231,6 @@ public final class ImportJob {
             // The first place to use a freshly stored image did not reuse it; every other did.
             if fresh.contains(sha) && !firstUse.contains(sha) { firstUse.insert(sha) } else { summary.imagesReused += 1 }
         }
-    }
-
-    private func remember(path: String, sha: String) {
-        if shaByPath.count >= Self.cacheLimit { forgetCaches() }
-        shaByPath[path] = sha
-    }
-
-    private func remember(sha: String, links: PlaceDocument.ImageLinks) {
-        if linksBySHA.count >= Self.cacheLimit { forgetCaches() }
-        linksBySHA[sha] = links
-    }
-
-    private func forgetCaches() {
-        shaByPath.removeAll()
-        linksBySHA.removeAll()
-        failureBySHA.removeAll()
     }
 
     private func report(force: Bool = false) {

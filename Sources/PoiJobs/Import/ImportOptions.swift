@@ -19,6 +19,9 @@ public struct ImportOptions: Sendable {
     public var batchSize = 500
     /// Image files over this size are refused before they are read.
     public var maxImageFileBytes = 256 << 20
+    /// Paths and contents remembered across windows (so repeated photos cost nothing); the
+    /// memory is bounded by trimming the caches to empty when they reach this many entries.
+    public var imageCacheLimit = 100_000
 
     public init() {}
 
