@@ -12,6 +12,24 @@ import Testing
         #expect(Redactor(uri: "mongodb://bob@h/x").redactedURI == "mongodb://bob@h/x")
     }
 
+    @Test(arguments: [
+        // Unencoded `?`, `/` and `@` in the password: the user info ends at the last `@`.
+        ("mongodb://user:se?cret@127.0.0.1:1/", "se?cret", "mongodb://user:****@127.0.0.1:1/"),
+        ("mongodb://user:se/cret@127.0.0.1:1/", "se/cret", "mongodb://user:****@127.0.0.1:1/"),
+        ("mongodb://user:p@ss@h:1/db?w=1", "p@ss", "mongodb://user:****@h:1/db?w=1"),
+        // Credentials carried by options.
+        ("mongodb://h/?tls=true&tlsCertificateKeyFilePassword=hunter2", "hunter2",
+         "mongodb://h/?tls=true&tlsCertificateKeyFilePassword=****"),
+        ("mongodb://h/?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:tok3n", "AWS_SESSION_TOKEN:tok3n",
+         "mongodb://h/?authMechanism=MONGODB-AWS&authMechanismProperties=****"),
+    ])
+    func everyFormOfSecretIsMasked(uri: String, secret: String, expected: String) {
+        let r = Redactor(uri: uri)
+        #expect(r.redactedURI == expected)
+        #expect(!r.redactedURI.contains(secret))
+        #expect(r.scrub("failed with \(secret) in it") == "failed with **** in it")
+    }
+
     @Test func unreachableServerNamesHostAndPortWithoutThePassword() throws {
         let port = FreePort.find()
         var options = ConnectionOptions()
