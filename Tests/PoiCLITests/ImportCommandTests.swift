@@ -134,6 +134,8 @@ import Testing
     @Test func dryRunNeedsNoDatabaseAndWritesNothing() throws {
         guard let ws = try Workspace("dry", uri: "mongodb://127.0.0.1:1") else { return }
         defer { try? FileManager.default.removeItem(at: ws.root) }
+        let earlier = ws.path("Samples/landmarks.rejects.geojson")
+        try "from an earlier run".write(toFile: earlier, atomically: true, encoding: .utf8)
         let r = try ws.poi(["import"] + Self.sampleFiles + ["--dry-run", "--json"])
         #expect(r.status == 1)
         let s = try ws.json(r)
@@ -142,6 +144,10 @@ import Testing
         #expect(int(s, "rejected") == 5)
         #expect(int(s, "imagesFailed") == 3)
         #expect(ws.files(in: "uploads").isEmpty)
+        // No rejects file unless asked for, and an earlier one is left alone.
+        #expect(!FileManager.default.fileExists(atPath: ws.path("Samples/places.rejects.csv")))
+        #expect(try String(contentsOfFile: earlier, encoding: .utf8) == "from an earlier run")
+        #expect((try ws.json(r))["rejectsFiles"] as? [String] == [])
     }
 
     @Test func quietUnderCronUnlessAsked() throws {

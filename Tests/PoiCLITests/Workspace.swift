@@ -15,6 +15,11 @@ struct Workspace {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: PoiProcess.repoRoot.appendingPathComponent("Samples"),
                                          to: root.appendingPathComponent("Samples"))
+        // Rejects files a developer's own runs left in Samples/ (ignored by git) are not samples.
+        let samples = root.appendingPathComponent("Samples")
+        for name in try FileManager.default.contentsOfDirectory(atPath: samples.path) where name.contains(".rejects.") {
+            try FileManager.default.removeItem(at: samples.appendingPathComponent(name))
+        }
     }
 
     func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }

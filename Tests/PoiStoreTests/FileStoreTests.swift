@@ -126,3 +126,17 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         #expect(throws: StoreError.self) { try FileExtension.of(contentType: "jpeg") }
     }
 }
+
+@Suite struct FileExtensionSafetyTests {
+    @Test func anExtThatWouldLeaveTheUploadsFolderIsReplaced() throws {
+        let id = ObjectId()
+        let hostile: BSONDocument = ["_id": .objectId(id), "content-type": "image/png", "ext": "x/../../etc/passwd"]
+        #expect(StoredFile(document: hostile)?.ext == ".png")
+        #expect(StoredFile(document: hostile)?.fileName == id.hex + ".png")
+        let fine: BSONDocument = ["_id": .objectId(id), "content-type": "image/svg+xml", "ext": ".svg+xml"]
+        #expect(StoredFile(document: fine)?.ext == ".svg+xml")
+        #expect(!FileExtension.isPlain(".."))
+        #expect(!FileExtension.isPlain("jpeg"))
+        #expect(FileExtension.isPlain(".jpeg"))
+    }
+}

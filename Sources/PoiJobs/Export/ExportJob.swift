@@ -57,7 +57,7 @@ public final class ExportJob {
         let cursor: MongoCursor
         do {
             filter = try options.filter.document()
-            total = try? database.locations.count(filter)
+            total = try Self.countForProgress(database.locations, filter)
             cursor = try database.locations.find(filter, sort: ["_id": 1], batchSize: options.batchSize)
         } catch {
             throw Self.storeOrQuery(error)
@@ -115,6 +115,20 @@ public final class ExportJob {
         observer(.progress(JobProgress(items: summary.features + summary.skipped, total: total,
                                        images: summary.imagesCopied, seconds: summary.seconds)))
         return summary
+    }
+
+    /// The total for progress and ETA. A count the server refuses (some stand-ins cannot count
+    /// every filter) only loses the ETA; an unreachable server ends the job right here instead of
+    /// making the user wait out the server-selection timeout a second time on the cursor.
+    static func countForProgress(_ collection: MongoCollection, _ filter: BSONDocument) throws(StoreError) -> Int? {
+        do {
+            return try collection.count(filter)
+        } catch {
+            switch error {
+            case .unreachable, .network, .authentication: throw error
+            default: return nil
+            }
+        }
     }
 
     /// A refused user query or bbox is the user's mistake (exit 2); anything else is the store's.

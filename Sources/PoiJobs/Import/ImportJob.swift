@@ -63,10 +63,13 @@ public final class ImportJob {
         let reader: PlaceReader
         do { reader = try PlaceReader(path: file, options: options.read) } catch { throw .input(error) }
         let rejectsPath = options.rejectsPath ?? ImportOptions.defaultRejectsPath(for: file, format: reader.format)
+        // A dry run writes nothing the user did not ask for: no default rejects file, and a
+        // rejects file from an earlier real run is left as it is.
+        let writesRejects = !options.dryRun || options.rejectsPath != nil
         let style: RejectsWriter.Style = reader.format == .csv
             ? .csv(header: reader.csvHeader ?? [], delimiter: reader.csvDelimiter ?? UInt8(ascii: ","))
             : .geojson
-        let rejects = RejectsWriter(path: rejectsPath, style: style)
+        let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects)
         let imagesRoot = options.imagesDir ?? Self.folder(of: file)
         let resolver = Result { () throws(ImageReferenceError) in try ImagePathResolver(root: imagesRoot) }
         let rebuilder = RawRecordRebuilder(format: reader.format, header: reader.csvHeader, mapping: options.read.mapping)
@@ -97,7 +100,7 @@ public final class ImportJob {
             rejects.abandon()
             throw error
         }
-        if rejects.count > 0 { summary.rejectsFiles.append(rejectsPath) }
+        if rejects.count > 0 && writesRejects { summary.rejectsFiles.append(rejectsPath) }
     }
 
     private func addReject(_ reject: Reject, raw: RawRecord?, to rejects: RejectsWriter) throws(JobError) {

@@ -13,16 +13,20 @@ final class RejectsWriter {
 
     let path: String
     private let style: Style
+    /// False for a dry run without `--rejects`: rejects are counted, nothing touches the disk.
+    private let enabled: Bool
     private var file: AtomicFile?
     private var buffer: [UInt8] = []
     private(set) var count = 0
 
-    init(path: String, style: Style) {
+    init(path: String, style: Style, enabled: Bool = true) {
         self.path = path
         self.style = style
+        self.enabled = enabled
     }
 
     func add(_ reject: Reject, raw: RawRecord?) throws(FormatError) {
+        guard enabled else { count += 1; return }
         if file == nil {
             file = try AtomicFile(path: path)
             writeHeader()
@@ -48,6 +52,7 @@ final class RejectsWriter {
     /// Completes the file and renames it into place; with no rejects, removes a stale rejects file
     /// an earlier run left at this path, so what is there always describes the latest run.
     func finish() throws(FormatError) {
+        guard enabled else { return }
         guard let file else {
             unlink(path)
             return

@@ -147,7 +147,7 @@ public final class ThumbnailJob {
             let newId = try FilesRepository(store: store).storeThumbnail(thumbnail, of: original.id, spec: canonical)
             return .made(original: original.id, thumbnail: newId, old: existing.map(\.id))
         } catch {
-            return .storeFailure((error as? CustomStringConvertible)?.description ?? String(describing: error))
+            return .storeFailure(String(describing: error))  // every error here is CustomStringConvertible
         }
     }
 }
@@ -174,7 +174,7 @@ private final class OriginalSource {
             total = ids.count
         } else {
             cursor = try store.files(role: .original)
-            total = try? database.files.count(["role": "original"])
+            total = try ExportJob.countForProgress(database.files, ["role": "original"])
         }
     }
 

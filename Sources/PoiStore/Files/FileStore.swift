@@ -73,7 +73,10 @@ public struct StoredFile: Sendable, Equatable {
         guard let id = d["_id"]?.objectIdValue, let contentType = d["content-type"]?.stringValue else { return nil }
         self.id = id
         self.contentType = contentType
-        self.ext = d["ext"]?.stringValue ?? ((try? FileExtension.of(contentType: contentType)) ?? "")
+        // `ext` becomes part of a path (<uploads>/<id><ext>), and the backend writes these
+        // documents too: anything but a plain ".subtype" is replaced by what the content type says.
+        let derived = (try? FileExtension.of(contentType: contentType)) ?? ""
+        self.ext = d["ext"]?.stringValue.flatMap { FileExtension.isPlain($0) ? $0 : nil } ?? derived
         self.createdAt = d["created_at"]?.dateValue ?? BSONDate(millisecondsSinceEpoch: 0)
         self.length = Int(d["length"]?.int64Value ?? 0)
         self.sha256 = d["sha256"]?.stringValue ?? ""
@@ -252,6 +255,15 @@ public final class FileCursor {
 
 /// The backend derives a file's extension from its content type: `"." + subtype`.
 public enum FileExtension {
+    /// A dot and 1-64 of `a-z 0-9 + - .` (no `/`, no `..`): safe to append to a file name.
+    public static func isPlain(_ ext: String) -> Bool {
+        let bytes = Array(ext.utf8)
+        guard bytes.count >= 2, bytes.count <= 65, bytes[0] == UInt8(ascii: "."), !ext.contains("..") else { return false }
+        return bytes.dropFirst().allSatisfy { c in
+            (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x2B || c == 0x2D || c == 0x2E
+        }
+    }
+
     public static func of(contentType: String) throws(StoreError) -> String {
         let essence = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
         let parts = essence.trimmingCharacters(in: .whitespaces).lowercased().split(separator: "/", omittingEmptySubsequences: false)
