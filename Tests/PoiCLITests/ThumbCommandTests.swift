@@ -77,4 +77,17 @@ import Testing
         #expect(r.status == 1)
         #expect(r.stderr == "\(Self.image("coffee.jpg")): output name 'coffee' is already used by \(Self.image("coffee.jpg"))\n")
     }
+
+    @Test func neverOverwritesItsInput() throws {
+        let dir = try Self.tempDir("inplace")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("chelsea-cutout.png")
+        try FileManager.default.copyItem(atPath: Self.image("chelsea-cutout.png"), toPath: input.path)
+        let before = try Data(contentsOf: input)
+        let r = try PoiProcess.run(["thumb", input.path, "-o", dir.path])
+        #expect(r.status == 1)
+        #expect(r.stderr == "\(input.path): the thumbnail would replace the input itself; choose another -o folder\n")
+        #expect(try Data(contentsOf: input) == before)
+    }
 }

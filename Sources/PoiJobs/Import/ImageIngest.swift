@@ -34,6 +34,8 @@ enum IngestOutcome: Sendable {
 /// Turns image files into stored originals + thumbnails, at most once per distinct content.
 struct ImageIngest: Sendable {
     let repository: any ImageRepository
+    /// Shared by the job's workers: big images are thumbnailed one at a time.
+    let gate: ThumbnailGate
     let spec: ThumbnailSpec
     let decode: DecodeOptions
     let maxFileBytes: Int
@@ -78,14 +80,14 @@ struct ImageIngest: Sendable {
                     return .stored(.init(imageId: original.id, thumbnailId: thumb.id), newOriginal: false, newThumbnail: false)
                 }
                 let thumbnail: Thumbnail
-                do { thumbnail = try Thumbnailer.make(from: bytes, spec: spec, options: decode) } catch {
+                do { thumbnail = try gate.make(from: bytes, spec: spec, options: decode) } catch {
                     return .stored(.init(imageId: original.id, thumbnailId: nil), newOriginal: false, newThumbnail: false)
                 }
                 let thumbId = try repository.storeThumbnail(thumbnail, of: original.id, spec: canonical)
                 return .stored(.init(imageId: original.id, thumbnailId: thumbId), newOriginal: false, newThumbnail: true)
             }
             let thumbnail: Thumbnail
-            do { thumbnail = try Thumbnailer.make(from: bytes, spec: spec, options: decode) } catch {
+            do { thumbnail = try gate.make(from: bytes, spec: spec, options: decode) } catch {
                 return .failed(reason: error.description)
             }
             let originalId = try repository.storeOriginal(bytes: bytes, info: thumbnail.source, sha256: sha256, originalName: name)

@@ -19,6 +19,7 @@ public final class ImportJob {
     private let images: any ImageRepository
     private let observer: JobObserver
     private var summary = ImportSummary()
+    private let gate = ThumbnailGate()
     private let started = Date()
     private var lastProgress = Date.distantPast
 
@@ -181,7 +182,7 @@ public final class ImportJob {
             guard let sha = shaByPath[path] else { return true }
             return linksBySHA[sha] == nil && failureBySHA[sha] == nil
         }).sorted()
-        let ingest = ImageIngest(repository: images, spec: options.thumbnail, decode: options.decode,
+        let ingest = ImageIngest(repository: images, gate: gate, spec: options.thumbnail, decode: options.decode,
                                  maxFileBytes: options.maxImageFileBytes)
         let hashes = WorkerPool.map(count: unseen.count, jobs: options.jobs) { k in
             ingest.read(path: unseen[k]).map(ImageIngest.sha256Hex)

@@ -42,6 +42,7 @@ public final class ThumbnailJob {
     private let database: MongoDatabase
     private let store: any FileStore
     private let observer: JobObserver
+    private let gate = ThumbnailGate()
 
     public init(database: MongoDatabase, store: any FileStore, options: ThumbnailJobOptions,
                 observer: @escaping JobObserver = { _ in }) {
@@ -73,9 +74,9 @@ public final class ThumbnailJob {
         func process() throws(JobError) {
             let items = window
             window.removeAll(keepingCapacity: true)
-            let (opts, fileStore) = (options, store)
+            let (opts, fileStore, gate) = (options, store, gate)
             let results = WorkerPool.map(count: items.count, jobs: options.jobs) { i in
-                Self.work(on: items[i], options: opts, store: fileStore)
+                Self.work(on: items[i], options: opts, store: fileStore, gate: gate)
             }
             for result in results {
                 switch result {
@@ -120,7 +121,8 @@ public final class ThumbnailJob {
     }
 
     /// Runs on a worker thread: decide, decode, encode, store the new thumbnail.
-    private static func work(on original: StoredFile, options: ThumbnailJobOptions, store: any FileStore) -> Work {
+    private static func work(on original: StoredFile, options: ThumbnailJobOptions, store: any FileStore,
+                             gate: ThumbnailGate) -> Work {
         let canonical = options.spec.canonical
         let name = original.originalName ?? original.fileName
         do {
@@ -141,7 +143,7 @@ public final class ThumbnailJob {
                 throw error
             }
             let thumbnail: Thumbnail
-            do { thumbnail = try Thumbnailer.make(from: bytes, spec: options.spec, options: options.decode) } catch {
+            do { thumbnail = try gate.make(from: bytes, spec: options.spec, options: options.decode) } catch {
                 return .failed(original: original.id, name: name, reason: error.description)
             }
             let newId = try FilesRepository(store: store).storeThumbnail(thumbnail, of: original.id, spec: canonical)

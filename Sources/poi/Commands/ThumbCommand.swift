@@ -140,14 +140,11 @@ struct ThumbBatch: Sendable {
 
     /// Inputs larger than this are refused before reading (no photo is anywhere near it).
     static let maxInputBytes = 512 << 20
-    /// An image whose estimated working memory is above this runs alone (the other workers wait),
-    /// so two huge progressive JPEGs never add up; DESIGN.md §6 budgets 60 MB per worker.
-    static let bigImageBytes = 48 << 20
 
     func run() -> [ThumbOutcome] {
         let names = outputNames()
         let next = Atomic<Int>(0)
-        let gate = ExclusiveGate()
+        let gate = ThumbnailGate()
         let results = Mutex<[ThumbOutcome?]>(Array(repeating: nil, count: files.count))
         let group = DispatchGroup()
         let workers = max(1, min(jobs, files.count))
@@ -183,22 +180,18 @@ struct ThumbBatch: Sendable {
         }
     }
 
-    private func process(_ file: String, outputName: Result<String, ThumbFailure>, gate: ExclusiveGate) -> ThumbOutcome {
+    private func process(_ file: String, outputName: Result<String, ThumbFailure>, gate: ThumbnailGate) -> ThumbOutcome {
         do {
             let base = try outputName.get()
             let bytes = try readFile(file)
-            let big = (try? ImageCodec.probe(bytes)).map {
-                Thumbnailer.estimatedPeakBytes(source: $0, spec: spec) + bytes.count > Self.bigImageBytes
-            } ?? false
-            let made: Result<Thumbnail, ImageError> = big
-                ? gate.exclusive { Result { () throws(ImageError) in try Thumbnailer.make(from: bytes, spec: spec, options: options) } }
-                : gate.shared { Result { () throws(ImageError) in try Thumbnailer.make(from: bytes, spec: spec, options: options) } }
             let thumb: Thumbnail
-            switch made {
-            case .success(let t): thumb = t
-            case .failure(let error): throw ThumbFailure(error.description)
+            do { thumb = try gate.make(from: bytes, spec: spec, options: options) } catch {
+                throw ThumbFailure(error.description)
             }
             let url = outputDirectory.appendingPathComponent(base + thumb.format.fileExtension)
+            if Self.sameFile(url.path, file) {
+                throw ThumbFailure("the thumbnail would replace the input itself; choose another -o folder")
+            }
             try writeReplacing(url.path, thumb.data)
             return .written(path: url.path, width: thumb.width, height: thumb.height, format: thumb.format,
                             bytes: thumb.data.count)
@@ -243,6 +236,13 @@ struct ThumbBatch: Sendable {
     /// Writes to a temporary name in the same folder and renames it into place, so a reader never
     /// sees half a thumbnail. No fsync: these are regenerable outputs, and vipsthumbnail does not
     /// sync either (PoiStore's uploads, which must survive a crash, do).
+    /// Whether two paths name the same file (same device and inode; links and `..` included).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+
     private func writeReplacing(_ path: String, _ data: [UInt8]) throws {
         let temp = path + ".tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -266,38 +266,6 @@ struct ThumbBatch: Sendable {
             unlink(temp)
             throw ThumbFailure("cannot write \(path): \(String(cString: strerror(error)))")
         }
-    }
-}
-
-/// Readers-writer gate: ordinary images hold it shared, big ones exclusively. Writer-preferring,
-/// so a big image is not starved by a stream of small ones.
-final class ExclusiveGate: @unchecked Sendable {
-    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
-
-    init() {
-        lock = .allocate(capacity: 1)
-        var attr = pthread_rwlockattr_t()
-        pthread_rwlockattr_init(&attr)
-        pthread_rwlockattr_setkind_np(&attr, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
-        pthread_rwlock_init(lock, &attr)
-        pthread_rwlockattr_destroy(&attr)
-    }
-
-    deinit {
-        pthread_rwlock_destroy(lock)
-        lock.deallocate()
-    }
-
-    func shared<T>(_ body: () -> T) -> T {
-        pthread_rwlock_rdlock(lock)
-        defer { pthread_rwlock_unlock(lock) }
-        return body()
-    }
-
-    func exclusive<T>(_ body: () -> T) -> T {
-        pthread_rwlock_wrlock(lock)
-        defer { pthread_rwlock_unlock(lock) }
-        return body()
     }
 }
 
