@@ -86,6 +86,14 @@ public struct GarbageCollector {
         }
     }
 
+    /// Asked again right before each delete: an import running meanwhile may have just linked a
+    /// place to an old original it found by content, after the references were first read.
+    private func referencedNow(_ id: ObjectId) throws(StoreError) -> Bool {
+        try database.locations.findOne(["$or": [.document(["imageId": .string(id.hex)]),
+                                                .document(["thumbnailId": .string(id.hex)])]],
+                                       projection: ["_id": 1]) != nil
+    }
+
     private func collect(options: GCOptions) throws(StoreError) -> GCReport {
         // Read the places first and the files after: an import running meanwhile only adds
         // files and then places, so a file it adds between the two reads looks unreferenced
@@ -130,7 +138,8 @@ public struct GarbageCollector {
         // Documents first (each `delete` removes the document, then its bytes).
         for hex in report.documentsWithoutBytes + report.thumbnailsWithoutOriginal + report.unreferencedFiles {
             guard let id = ObjectId(hex: hex) else { continue }
-            if inUse(id) {
+            let linked = inUse(id) ? true : try referencedNow(id)
+            if linked {
                 report.kept.append("\(hex): a place references it")
             } else if !oldEnough(id) {
                 report.kept.append("\(hex): younger than the minimum age")
