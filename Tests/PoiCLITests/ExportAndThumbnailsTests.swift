@@ -143,6 +143,25 @@ import Testing
         let again = try ws.json(try ws.poi(["thumbnails", "--size", "64x64", "--fit", "cover", "--json"]))
         #expect(int(again, "upToDate") == 10)
         #expect(int(again, "thumbnailsMade") == 0)
+
+        // A plain rerun of the import keeps the regenerated thumbnails: nothing changes.
+        let rerun = try ws.json(try ws.poi(["import"] + ImportCommandTests.sampleFiles + ["--json", "--quiet"]))
+        #expect(int(rerun, "unchanged") == 32)
+        #expect(int(rerun, "thumbnailsMade") == 0)
+        let still = try ws.json(try ws.poi(["thumbnails", "--size", "64x64", "--fit", "cover", "--json"]))
+        #expect(int(still, "upToDate") == 10)
+        #expect(int(still, "oldThumbnailsDeleted") == 0)
+        // An import that names a recipe gets it.
+        let explicit = try ws.json(try ws.poi(["import"] + ImportCommandTests.sampleFiles + ["--size", "100x100", "--json", "--quiet"]))
+        #expect(int(explicit, "thumbnailsMade") == 10)
+        #expect(int(explicit, "unchanged") == 32)  // the places' own data did not change
+        #expect(try ws.python("""
+        import pymongo, sys, bson
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        specs = {db.files.find_one({'_id': bson.ObjectId(p['thumbnailId'])})['spec']
+                 for p in db.locations.find({'thumbnailId': {'$exists': True}})}
+        print(sorted(specs))
+        """) == "['100x100 inside auto q85']")
         let some = try ws.json(try ws.poi(["thumbnails", "--size", "32x32", "--category", "bridge", "--json"]))
         #expect(int(some, "originals") == 2)  // Tower Bridge → hubble, Karlův most → rocket (Golden Gate's image is refused)
         #expect(int(some, "thumbnailsMade") == 2)

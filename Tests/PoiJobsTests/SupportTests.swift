@@ -74,7 +74,8 @@ import Testing
                                              JSONMember("imageId", .string("stale"))]),
                           source: PlaceSource(file: "/x/places.csv", record: 1, position: .line(2)))
         let image = ObjectId(hex: "5f1d7a0c9b1e8a0012345678")!
-        let (set, unset) = PlaceDocument.fields(for: place, links: .init(imageId: image, thumbnailId: nil))
+        let (set, unset, untracked) = PlaceDocument.fields(for: place, links: .init(imageId: image, thumbnailId: nil))
+        #expect(untracked.isEmpty)
         #expect(set.keys == ["importKey", "name", "placename", "location", "details", "categories", "imageId", "extra", "source"])
         #expect(set["location"] == .document(["type": "Point", "coordinates": [-0.1246254, 51.5007292]]))
         #expect(set["imageId"] == .string("5f1d7a0c9b1e8a0012345678"))
@@ -84,6 +85,12 @@ import Testing
         #expect(set["source"] == .document(["file": "places.csv", "line": .int64(2)]))
         #expect(unset == ["thumbnailId"])
         #expect(PlaceDocument.fields(for: place, links: nil).unset == ["imageId", "thumbnailId"])
+        // The thumbnail is written with the place but is not part of what counts as a change.
+        let thumb = ObjectId(hex: "5f1d7a0c9b1e8a0012345679")!
+        let withThumb = PlaceDocument.fields(for: place, links: .init(imageId: image, thumbnailId: thumb))
+        #expect(withThumb.set == set)
+        #expect(withThumb.unset.isEmpty)
+        #expect(withThumb.untracked == ["thumbnailId": "5f1d7a0c9b1e8a0012345679"])
     }
 
     @Test func storedDocumentBecomesAFeature() throws {

@@ -72,6 +72,29 @@ import Testing
         #expect(try db.locations.findOne(["importKey": "k1"])?["updated_at"] == .date(t1))
     }
 
+    @Test func untrackedFieldsAreWrittenButNeverCountAsAChange() throws {
+        guard let db = try LiveServer.database("untracked") else { return }
+        defer { LiveServer.drop(db) }
+        var item = Self.place(1)
+        item.untracked = ["thumbnailId": "aaa"]
+        #expect(try db.locations.upsert([item]).inserted == 1)
+        #expect(try db.locations.findOne(["importKey": "k1"])?["thumbnailId"] == .string("aaa"))
+        // Another job relinks the thumbnail; the same import again is unchanged and keeps it.
+        try db.locations.updateMany(filter: ["importKey": "k1"], update: ["$set": .document(["thumbnailId": "bbb"])])
+        item.untracked = ["thumbnailId": "bbb"]
+        #expect(try db.locations.upsert([item]).unchanged == 1)
+        item.untracked = ["thumbnailId": "ccc"]
+        #expect(try db.locations.upsert([item]).unchanged == 1)
+        #expect(try db.locations.findOne(["importKey": "k1"])?["thumbnailId"] == .string("bbb"))
+        // A real change writes the untracked fields along with it.
+        var changed = Self.place(1, name: "Renamed")
+        changed.untracked = ["thumbnailId": "ddd"]
+        #expect(try db.locations.upsert([changed]).updated == 1)
+        let doc = try db.locations.findOne(["importKey": "k1"])
+        #expect(doc?["name"] == .string("Renamed"))
+        #expect(doc?["thumbnailId"] == .string("ddd"))
+    }
+
     @Test func valuesThatLookLikeExpressionsAreStoredLiterallyAndUnsetRemovesFields() throws {
         guard let db = try LiveServer.database("bulkliteral") else { return }
         defer { LiveServer.drop(db) }

@@ -18,6 +18,8 @@ public struct StoredFileRef: Sendable, Hashable {
 public protocol ImageRepository: Sendable {
     func findOriginal(sha256: String) throws -> StoredFileRef?
     func findThumbnail(of original: ObjectId, spec: String) throws -> StoredFileRef?
+    /// The most recently made thumbnail of `original`, whatever its recipe.
+    func findNewestThumbnail(of original: ObjectId) throws -> StoredFileRef?
     /// Stores the original bytes unchanged; returns the new `files` id.
     func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws -> ObjectId
     func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws -> ObjectId
@@ -37,6 +39,8 @@ struct ImageIngest: Sendable {
     /// Shared by the job's workers: big images are thumbnailed one at a time.
     let gate: ThumbnailGate
     let spec: ThumbnailSpec
+    /// The user chose the recipe (`--size` etc.): stored thumbnails made otherwise are replaced.
+    let specIsExplicit: Bool
     let decode: DecodeOptions
     let maxFileBytes: Int
 
@@ -76,7 +80,11 @@ struct ImageIngest: Sendable {
         let canonical = spec.canonical
         do {
             if let original = try repository.findOriginal(sha256: sha256) {
-                if let thumb = try repository.findThumbnail(of: original.id, spec: canonical) {
+                // Without an explicit recipe, whatever `poi thumbnails` made last is kept: otherwise
+                // every import would put the default size back and the next regeneration undo it.
+                let thumb = try repository.findThumbnail(of: original.id, spec: canonical)
+                    ?? (specIsExplicit ? nil : try repository.findNewestThumbnail(of: original.id))
+                if let thumb {
                     return .stored(.init(imageId: original.id, thumbnailId: thumb.id), newOriginal: false, newThumbnail: false)
                 }
                 let thumbnail: Thumbnail
@@ -107,6 +115,7 @@ struct ImageFileError: Error, Sendable {
 struct DryRunImages: ImageRepository {
     func findOriginal(sha256: String) throws -> StoredFileRef? { nil }
     func findThumbnail(of original: ObjectId, spec: String) throws -> StoredFileRef? { nil }
+    func findNewestThumbnail(of original: ObjectId) throws -> StoredFileRef? { nil }
     func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws -> ObjectId { ObjectId() }
     func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws -> ObjectId { ObjectId() }
 }

@@ -132,7 +132,8 @@ public final class ImportJob {
                                                     image: item.place.image ?? "", reason: reason)))
             }
             let fields = PlaceDocument.fields(for: item.place, links: item.links)
-            writes.append(PlaceWrite(importKey: item.place.importKey, set: fields.set, unset: fields.unset))
+            writes.append(PlaceWrite(importKey: item.place.importKey, set: fields.set, unset: fields.unset,
+                                     untracked: fields.untracked))
             writeIndex.append(i)
         }
 
@@ -182,7 +183,8 @@ public final class ImportJob {
             guard let sha = shaByPath[path] else { return true }
             return linksBySHA[sha] == nil && failureBySHA[sha] == nil
         }).sorted()
-        let ingest = ImageIngest(repository: images, gate: gate, spec: options.thumbnail, decode: options.decode,
+        let ingest = ImageIngest(repository: images, gate: gate, spec: options.thumbnail,
+                                 specIsExplicit: options.thumbnailIsExplicit, decode: options.decode,
                                  maxFileBytes: options.maxImageFileBytes)
         let hashes = WorkerPool.map(count: unseen.count, jobs: options.jobs) { k in
             ingest.read(path: unseen[k]).map(ImageIngest.sha256Hex)
@@ -219,6 +221,13 @@ public final class ImportJob {
                 linksBySHA[work[k].sha] = links
                 if newOriginal { summary.imagesStored += 1; fresh.insert(work[k].sha) }
                 if newThumbnail { summary.thumbnailsMade += 1 }
+                // A new recipe for a stored image: places that show it, in this input or not,
+                // switch to the new thumbnail now (an unchanged place is not rewritten below).
+                if newThumbnail && !newOriginal, let places, let thumb = links.thumbnailId {
+                    do { try places.relinkThumbnail(imageId: links.imageId, thumbnailId: thumb) } catch {
+                        throw JobError.from(store: error)
+                    }
+                }
             case .failed(let reason):
                 failureBySHA[work[k].sha] = reason
             case .storeFailure(let error):

@@ -7,6 +7,9 @@ public struct ImportOptions: Sendable {
     public var imagesDir: String?
     /// Default `256x256 inside`, format auto (PNG when the source has alpha, else JPEG q85).
     public var thumbnail = try! ThumbnailSpec()
+    /// True when the user gave the recipe: an image whose stored thumbnail was made with another
+    /// recipe gets a new one. False: an existing thumbnail (e.g. from `poi thumbnails`) is kept.
+    public var thumbnailIsExplicit = false
     public var decode = DecodeOptions()
     /// Reject a row whose image cannot be stored, instead of importing the place without it.
     public var requireImages = false

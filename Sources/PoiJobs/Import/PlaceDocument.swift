@@ -28,11 +28,13 @@ public enum PlaceDocument {
     }
 
     /// Fields to `$set` on the place (everything but `created_at`/`updated_at`, which the store
-    /// sets on insert and on change), and the optional fields to `$unset` because this import
-    /// no longer has them.
-    public static func fields(for place: Place, links: ImageLinks?) -> (set: BSONDocument, unset: [String]) {
+    /// sets on insert and on change), the optional fields to `$unset` because this import no
+    /// longer has them, and `thumbnailId` apart: thumbnail regeneration relinks it in place, so it
+    /// is written with the place but does not count as a change of the place.
+    public static func fields(for place: Place, links: ImageLinks?) -> (set: BSONDocument, unset: [String], untracked: BSONDocument) {
         var set = BSONDocument()
         var unset: [String] = []
+        var untracked = BSONDocument()
         set.append("importKey", .string(place.importKey))
         set.append("name", .string(place.name))
         set.append("placename", .string(place.placename ?? ""))
@@ -44,7 +46,7 @@ public enum PlaceDocument {
         set.append("categories", .array(place.categories.map(BSONValue.string)))
         if let links {
             set.append("imageId", .string(links.imageId.hex))
-            if let thumb = links.thumbnailId { set.append("thumbnailId", .string(thumb.hex)) } else { unset.append("thumbnailId") }
+            if let thumb = links.thumbnailId { untracked.append("thumbnailId", .string(thumb.hex)) } else { unset.append("thumbnailId") }
         } else {
             unset.append(contentsOf: ["imageId", "thumbnailId"])
         }
@@ -58,7 +60,7 @@ public enum PlaceDocument {
         case .feature(let index): source.append("feature", .int64(Int64(index)))
         }
         set.append("source", .document(source))
-        return (set, unset)
+        return (set, unset, untracked)
     }
 
     public static func bson(_ value: JSONValue) -> BSONValue {

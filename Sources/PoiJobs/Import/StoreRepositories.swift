@@ -16,7 +16,8 @@ public struct LocationsRepository: PlaceRepository {
 
     public func upsert(_ items: [PlaceWrite]) throws -> [PlaceWriteOutcome] {
         let result = try collection.upsert(
-            items.map { UpsertItem(key: .string($0.importKey), fields: $0.set, unset: $0.unset) }, options: options)
+            items.map { UpsertItem(key: .string($0.importKey), fields: $0.set, unset: $0.unset, untracked: $0.untracked) },
+            options: options)
         return result.outcomes.map { outcome in
             switch outcome {
             case .inserted: return .inserted
@@ -25,6 +26,13 @@ public struct LocationsRepository: PlaceRepository {
             case .failed(let code, let message): return .failed(reason: "\(message) (code \(code))")
             }
         }
+    }
+}
+
+extension LocationsRepository {
+    public func relinkThumbnail(imageId: ObjectId, thumbnailId: ObjectId) throws {
+        try collection.updateMany(filter: ["imageId": .string(imageId.hex)],
+                                  update: ["$set": .document(["thumbnailId": .string(thumbnailId.hex)])])
     }
 }
 
@@ -40,6 +48,10 @@ public struct FilesRepository: ImageRepository {
 
     public func findThumbnail(of original: ObjectId, spec: String) throws -> StoredFileRef? {
         try store.thumbnails(of: original).last { $0.spec == spec }.map { StoredFileRef(id: $0.id, spec: $0.spec) }
+    }
+
+    public func findNewestThumbnail(of original: ObjectId) throws -> StoredFileRef? {
+        try store.thumbnails(of: original).last.map { StoredFileRef(id: $0.id, spec: $0.spec) }
     }
 
     public func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws -> ObjectId {

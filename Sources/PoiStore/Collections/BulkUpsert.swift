@@ -12,11 +12,27 @@ public struct UpsertItem: Sendable {
     /// Fields to remove because the caller no longer has them (e.g. an image that was dropped
     /// from the input). Part of the digest, like `fields`.
     public var unset: [String]
+    /// Fields written with `fields` whenever the item is written, but left out of the digest:
+    /// values another job maintains in place (a place's `thumbnailId`, relinked by thumbnail
+    /// regeneration), which must not make an otherwise identical item count as changed.
+    public var untracked: BSONDocument
 
-    public init(key: BSONValue, fields: BSONDocument, unset: [String] = []) {
+    public init(key: BSONValue, fields: BSONDocument, unset: [String] = [], untracked: BSONDocument = BSONDocument()) {
         self.key = key
         self.fields = fields
         self.unset = unset
+        self.untracked = untracked
+    }
+
+    /// The size of `written` without building it (the untracked elements join the fields' document).
+    var writtenByteCount: Int { fields.bytes.count + untracked.bytes.count - 5 }
+
+    /// What is written: the tracked fields, then the untracked ones.
+    var written: BSONDocument {
+        guard !untracked.isEmpty else { return fields }
+        var all = fields
+        for (k, v) in untracked { all.append(k, v) }
+        return all
     }
 }
 
@@ -102,10 +118,10 @@ extension MongoCollection {
             batchBytes = 0
         }
         for (i, item) in items.enumerated() {
-            let size = item.fields.bytes.count + template.overhead
+            let size = item.writtenByteCount + template.overhead
             if size > limits.maxBsonObjectSize {
                 result.outcomes[i] = .failed(code: 10334, message:
-                    "document is \(item.fields.bytes.count) bytes; the server accepts at most "
+                    "document is \(item.writtenByteCount) bytes; the server accepts at most "
                     + "\(limits.maxBsonObjectSize) (maxBsonObjectSize), so it was not sent")
                 continue
             }
@@ -244,7 +260,7 @@ extension MongoCollection {
             for i in indexes {
                 sel.append(options.keyField, items[i].key)
                 let selector = sel.finish()
-                let pipeline = template.pipeline(key: items[i].key, fields: items[i].fields, unset: items[i].unset,
+                let pipeline = template.pipeline(key: items[i].key, fields: items[i].written, unset: items[i].unset,
                                                  digest: digests[i])
                 let ok = LibBSON.withStaticPointer(selector, scratch: scratchA) { s in
                     LibBSON.withStaticPointer(pipeline, scratch: scratchB) { p in

@@ -71,6 +71,7 @@ struct ImportCommand: ParsableCommand {
         options.read = try mapping.readOptions()
         options.imagesDir = imagesDir
         options.thumbnail = try thumbnails.spec()
+        options.thumbnailIsExplicit = thumbnails.isExplicit
         options.decode = try thumbnails.decodeOptions()
         options.requireImages = requireImages
         options.rejectsPath = rejects
