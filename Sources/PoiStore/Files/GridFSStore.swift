@@ -19,16 +19,29 @@ public struct GridFSStore: FileStore {
     }
 
     public func removeBytes(id: ObjectId, ext: String) throws(StoreError) -> Bool {
-        try bucket.delete(id: id)
+        let hadFile = try bucket.delete(id: id)
+        // An upload killed midway leaves chunks and no `.files` document; the bucket API only
+        // deletes by its files document, so those chunks are removed here.
+        let reply = try database.runCommand([
+            "delete": .string(bucket.bucketName + ".chunks"),
+            "deletes": [.document(["q": .document(["files_id": .objectId(id)]), "limit": 0])],
+        ])
+        return hadFile || (reply["n"]?.int64Value ?? 0) > 0
     }
 
     public func listStoredBytes() throws(StoreError) -> (items: [(id: ObjectId?, name: String)], temporary: [String]) {
         let cursor = try database.collection(bucket.bucketName + ".files")
             .find(BSONDocument(), projection: ["_id": 1, "filename": 1], batchSize: 1000)
         var items: [(id: ObjectId?, name: String)] = []
+        var withFile = Set<ObjectId>()
         while let d = try cursor.next() {
             let id = d["_id"]?.objectIdValue
+            if let id { withFile.insert(id) }
             items.append((id, d["filename"]?.stringValue ?? id?.hex ?? "?"))
+        }
+        // Chunks of uploads that never completed (no `.files` document): bytes without a name.
+        for value in try database.collection(bucket.bucketName + ".chunks").distinct("files_id") {
+            if let id = value.objectIdValue, !withFile.contains(id) { items.append((id, id.hex + " (chunks only)")) }
         }
         return (items, [])
     }
