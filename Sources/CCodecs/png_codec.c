@@ -193,8 +193,33 @@ static void pdec_run(pdec_ctx *c, const cc_decode_options *opt, uint64_t max_pix
     if (!opt->lenient) png_read_end(c->png, NULL);
 }
 
+/* libpng allocates an ancillary chunk (eXIf, iCCP, text, ...) at its declared length before
+ * reading it, and 1.6.39 does not hold eXIf to png_set_chunk_malloc_max: a 100-byte file
+ * declaring a 1.5 GB chunk made it ask for 1.5 GB (found by fuzz_png). The whole file is in
+ * memory here, so a chunk other than IDAT (read in pieces) that claims more bytes than the file
+ * has left is refused before libpng sees it. */
+static cc_result png_check_chunk_lengths(const uint8_t *data, size_t len) {
+    size_t pos = 8;
+    while (pos + 8 <= len) {
+        uint32_t n = (uint32_t)data[pos] << 24 | (uint32_t)data[pos + 1] << 16 | (uint32_t)data[pos + 2] << 8 | data[pos + 3];
+        const uint8_t *type = data + pos + 4;
+        size_t left = len - pos - 8;
+        if (memcmp(type, "IDAT", 4) != 0 && (uint64_t)n + 4 > left) {
+            char name[5];
+            for (int i = 0; i < 4; i++) name[i] = (type[i] >= 0x20 && type[i] < 0x7F) ? (char)type[i] : '?';
+            name[4] = 0;
+            return cc_fail(CC_ERR_DECODE, "%s: chunk length %u exceeds the %zu bytes left in the file", name, n, left);
+        }
+        if (memcmp(type, "IEND", 4) == 0) break;
+        pos += (size_t)n + 12;
+    }
+    return cc_ok();
+}
+
 static cc_result pdec(const uint8_t *data, size_t len, const cc_decode_options *opt, uint64_t max_pixels,
                       int header_only, cc_info *info, cc_image *out) {
+    cc_result sizes = png_check_chunk_lengths(data, len);
+    if (sizes.status != CC_OK) return sizes;
     pdec_ctx c;
     memset(&c, 0, sizeof c);
     c.data = data;

@@ -18,4 +18,15 @@ import Testing
             _ = try? Thumbnailer.make(from: bytes, spec: spec, options: small)
         }
     }
+
+    /// fuzz_png: a 200-byte PNG whose eXIf chunk declares 1,560,281,114 bytes made libpng 1.6.39
+    /// allocate that much before reading (chunk_malloc_max does not cover eXIf there).
+    @Test func aChunkLongerThanTheFileIsRefusedBeforeLibpngAllocatesIt() throws {
+        let url = Fixtures.repoRoot.appendingPathComponent(
+            "Tests/PoiImagingTests/Fixtures/regressions/png-exif-1.5GB-chunk-2026-11-22.png")
+        let bytes = [UInt8](try Data(contentsOf: url))
+        #expect(throws: ImageError.decodeFailed(format: .png, reason: "eXIf: chunk length 1560281114 exceeds the \(bytes.count - 41) bytes left in the file")) {
+            try ImageCodec.probe(bytes)
+        }
+    }
 }
