@@ -50,7 +50,7 @@ let package = Package(
         .executableTarget(name: "poi-bench-store", dependencies: ["PoiStore"], path: "Benchmarks/StoreBench"),
 
         .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
-        .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"]),
+        .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"], exclude: ["FuzzRegressions"]),
         .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs"], exclude: ["Fixtures"]),
         .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "CMongoC"]),
         .testTarget(name: "PoiJobsTests", dependencies: ["PoiJobs", "PoiStore", "PoiModel"]),

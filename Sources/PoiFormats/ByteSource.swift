@@ -12,6 +12,8 @@ public final class ByteSource {
     private var fd: Int32 = -1
     private var memory: [UInt8] = []
     private var memoryOffset = 0
+    /// Most bytes one in-memory `read` returns (pipes and stdin give short reads too).
+    private var memoryChunk = ByteSource.chunkSize
     public let name: String
 
     /// Opens `path` read-only. "-" reads standard input.
@@ -40,9 +42,13 @@ public final class ByteSource {
 
     private var rest: ByteSource?
 
-    public init(bytes: [UInt8], name: String) {
+    /// Serves `bytes`, at most `chunkSize` of them per `read` (small values exercise the readers'
+    /// chunk-boundary handling, as a pipe's short reads would: tests and `make fuzz-formats`).
+    public init(bytes: [UInt8], name: String, chunkSize: Int = ByteSource.chunkSize) {
+        precondition(chunkSize > 0)
         self.name = name
         memory = bytes
+        memoryChunk = chunkSize
     }
 
     deinit {
@@ -55,7 +61,7 @@ public final class ByteSource {
             if memoryOffset == memory.count, let rest {
                 return try rest.read(appendingTo: &buffer)
             }
-            let n = min(ByteSource.chunkSize, memory.count - memoryOffset)
+            let n = min(memoryChunk, memory.count - memoryOffset)
             buffer.append(contentsOf: memory[memoryOffset..<(memoryOffset + n)])
             memoryOffset += n
             return n

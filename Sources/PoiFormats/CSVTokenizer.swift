@@ -43,8 +43,14 @@ public final class CSVTokenizer {
         self.source = source
         self.limits = limits
         try fill()
+        // A short first read (a pipe) must not change the BOM check or the detected delimiter:
+        // buffer the header line, up to `window` bytes of it, before looking.
+        let window = max(3, min(limits.maxRecordBytes, 1 << 16))
+        while !eof && !(buf.count >= 3 && scanHeader(window).complete) {
+            if try source.read(appendingTo: &buf) == 0 { eof = true }
+        }
         if buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF { pos = 3 }
-        self.delimiter = delimiter ?? detectDelimiter()
+        self.delimiter = delimiter ?? detectDelimiter(window)
     }
 
     public var fieldCount: Int { ends.count }
@@ -53,23 +59,32 @@ public final class CSVTokenizer {
         bytes[(i == 0 ? 0 : ends[i - 1])..<ends[i]]
     }
 
-    /// Counts `,` `;` tab `|` outside quotes on the first line; the most frequent wins, comma on
-    /// ties or when none occurs (a one-column file).
-    private func detectDelimiter() -> UInt8 {
+    /// Counts `,` `;` tab `|` outside quotes on the first line (its first `window` bytes); the most
+    /// frequent wins, comma on ties or when none occurs (a one-column file).
+    private func detectDelimiter(_ window: Int) -> UInt8 {
+        let counts = scanHeader(window).counts
+        var best: UInt8 = 0x2C
+        for c: UInt8 in [0x3B, 0x09, 0x7C] where counts[c]! > counts[best]! { best = c }
+        return best
+    }
+
+    /// Delimiter candidates on the buffered part of the first line; `complete` once the line end
+    /// or `window` bytes of the line are in the buffer.
+    private func scanHeader(_ window: Int) -> (counts: [UInt8: Int], complete: Bool) {
         var counts: [UInt8: Int] = [0x2C: 0, 0x3B: 0, 0x09: 0, 0x7C: 0]
         var inQuotes = false
-        var i = pos
-        while i < buf.count {
+        let start = buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF ? 3 : 0
+        let end = min(buf.count, start + window)
+        var i = start
+        while i < end {
             let b = buf[i]
             if b == 0x22 { inQuotes.toggle() } else if !inQuotes {
-                if b == 0x0A || b == 0x0D { break }
+                if b == 0x0A || b == 0x0D { return (counts, true) }
                 if counts[b] != nil { counts[b]! += 1 }
             }
             i += 1
         }
-        var best: UInt8 = 0x2C
-        for c: UInt8 in [0x3B, 0x09, 0x7C] where counts[c]! > counts[best]! { best = c }
-        return best
+        return (counts, i - start >= window)
     }
 
     /// Refills when everything buffered is consumed. Records are copied into `bytes`, so the
@@ -132,8 +147,11 @@ public final class CSVTokenizer {
                 let n = p.count
                 @inline(__always) func appendRun(_ from: Int, _ to: Int) {
                     if to > from {
-                        if bytes.count + (to - from) > maxBytes { overflowed = true; return }
-                        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[from..<to]))
+                        // Over the limit, keep the first maxBytes bytes: the same truncation
+                        // whatever the chunk boundaries (short reads from a pipe).
+                        var to = to
+                        if bytes.count + (to - from) > maxBytes { overflowed = true; to = from + max(0, maxBytes - bytes.count) }
+                        if to > from { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[from..<to])) }
                     }
                 }
                 @inline(__always) func appendByte(_ b: UInt8) {

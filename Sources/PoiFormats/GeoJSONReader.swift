@@ -42,10 +42,15 @@ public final class GeoJSONReader {
         self.options = options
         file = source.name
         mapper = FeatureMapper(options: options)
-        try ensure(1)
+        // Reads may be short (a pipe): make the BOM and the first non-blank byte available first.
+        try ensure(3)
         if buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF { pos = 3 }
-        while pos < buf.count, [0x20, 0x0A, 0x0D, 0x09].contains(buf[pos]) { pos += 1 }
-        if pos >= buf.count { throw .emptyFile(file: file) }
+        while true {
+            try ensure(1)
+            guard pos < buf.count else { throw .emptyFile(file: file) }
+            guard [0x20, 0x0A, 0x0D, 0x09].contains(buf[pos]) else { break }
+            pos += 1
+        }
         isSequence = buf[pos] == 0x1E
         if buf[pos] != 0x7B && !isSequence { throw .unknownFormat(file: file) }
     }
