@@ -87,3 +87,14 @@ fault-test: $(POI_BUILD)
 	@POI=$(CURDIR)/$(POI_BIN) $(if $(ROWS),ROWS=$(ROWS)) $(if $(SEED),SEED=$(SEED)) .venv/bin/python scripts/fault-test.py
 hostile-test: build-debug
 	@scripts/db.sh with $(SWIFT) test --skip-build --filter HostileInputTests
+
+# libFuzzer targets over the PoiFormats readers (csv, geojson: scripts/fuzz-formats.sh), SECONDS
+# each (default 30); crashes land in .fuzz/artifacts/, fixed ones go to
+# Tests/PoiFormatsTests/FuzzRegressions/ (replayed by swift test).
+.PHONY: fuzz-formats fuzz
+fuzz-formats:
+	@scripts/fuzz-formats.sh $(SECONDS)
+
+# Every fuzz target, SECONDS each; both sets run even when the first finds a crash.
+fuzz:
+	@s=0; $(MAKE) --no-print-directory fuzz-images || s=1; $(MAKE) --no-print-directory fuzz-formats || s=1; exit $$s

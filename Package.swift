@@ -48,6 +48,10 @@ let package = Package(
         ]),
         // Benchmark driver for `make bench-store` (not a user-facing command).
         .executableTarget(name: "poi-bench-store", dependencies: ["PoiStore"], path: "Benchmarks/StoreBench"),
+        // libFuzzer harness for `make fuzz-formats` (built with -sanitize=fuzzer by
+        // scripts/fuzz-formats.sh); a plain build makes a replayer of saved inputs.
+        .executableTarget(name: "poi-fuzz-formats", dependencies: ["PoiFormats", "PoiModel"],
+                          path: "Fuzz/FormatsFuzz"),
 
         .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
         .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"], exclude: ["FuzzRegressions"]),
