@@ -41,7 +41,7 @@ for target in jpeg png; do
     mkdir -p "$OUT/corpus/$target" "$OUT/artifacts/$target"
     echo "== fuzz_$target for ${DURATION}s =="
     if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "$OUT/bin/fuzz_$target" \
-        -max_total_time="$DURATION" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+        -max_total_time="$DURATION" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 ${FUZZ_SEED:+-seed=$FUZZ_SEED} \
         -artifact_prefix="$OUT/artifacts/$target/" -print_final_stats=1 \
         "$OUT/corpus/$target" "$OUT/seeds/$target" > "$OUT/fuzz_$target.log" 2>&1; then
         status=1
