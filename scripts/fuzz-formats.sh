@@ -51,7 +51,7 @@ for target in csv geojson; do
     mkdir -p "$OUT/corpus/formats-$target" "$OUT/artifacts/$target"
     echo "== poi-fuzz-formats $target for ${DURATION}s =="
     if ! SWIFT_BACKTRACE=enable=no POI_FUZZ_FORMAT=$target "$BIN" \
-        -max_total_time="$DURATION" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+        -max_total_time="$DURATION" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 ${FUZZ_SEED:+-seed=$FUZZ_SEED} \
         -max_len=8192 -detect_leaks=0 -artifact_prefix="$OUT/artifacts/$target/" -print_final_stats=1 \
         "$OUT/corpus/formats-$target" "$S/$target" > "$OUT/fuzz_formats_$target.log" 2>&1; then
         status=1
