@@ -246,6 +246,19 @@ def gc_phase(label, common, checks):
     checks.check(set(found) <= allowed, f"{label}: gc finds only leftovers of interrupted writes",
                  {k: v[:5] for k, v in found.items() if k not in allowed})
     checks.check(code == (1 if found else 0), f"{label}: gc dry-run exit status is {1 if found else 0}", code)
+    # Bytes under a final name must be whole even when no document points at them: they are
+    # written to a temp name, fsynced and renamed, so a kill can only leave temp files or
+    # complete images. A partial image here means a write went straight to its final name.
+    from PIL import Image
+    uploads = common[common.index("--uploads") + 1] if "--uploads" in common else None
+    partial = []
+    for name in report.get("bytesWithoutDocument", []) if uploads else []:
+        try:
+            with Image.open(os.path.join(uploads, name)) as im:
+                im.load()
+        except Exception as e:  # noqa: BLE001 - any failure to decode is the finding
+            partial.append(f"{name}: {e}")
+    checks.check(not partial, f"{label}: stray bytes under final names are complete images", partial[:5])
     if found:
         code, out, err = run_poi(["gc", "--delete", "--json"] + common)
         checks.check(code == 0, f"{label}: gc --delete removes them", f"exit {code}: {out} {err}")
