@@ -27,8 +27,12 @@ mkdir -p "$OUT"
 S="$OUT/seeds-formats"
 rm -rf "$S"
 mkdir -p "$S/csv" "$S/geojson"
-cp Samples/places.csv Samples/places.rejects.csv "$S/csv/"
-cp Samples/landmarks.geojson Samples/landmarks.rejects.geojson "$S/geojson/"
+cp Samples/places.csv "$S/csv/"
+cp Samples/landmarks.geojson "$S/geojson/"
+# Rejects files of an earlier import are good seeds too (extra _line/_field/_reason columns),
+# but they exist only where someone ran one: they are not part of a clone.
+for r in Samples/*.rejects.csv; do [ -f "$r" ] && cp "$r" "$S/csv/"; done
+for r in Samples/*.rejects.geojson; do [ -f "$r" ] && cp "$r" "$S/geojson/"; done
 printf '\xef\xbb\xbfname;lat;lon;tags\r\n"Caf\xc3\xa9 ""x""";48,85;2,35;a|b\r\n\r\nB;1;2;\r\n' > "$S/csv/bom-semicolon-crlf.csv"
 printf 'title\ty\tx\nA\t1\t2\nB\t3\nC\t95\t4\t\t\n' > "$S/csv/tab.csv"
 printf 'name|lat|lon|description\r"multi\rline\r\nfield"|1|2|"open\r' > "$S/csv/pipe-cr-unterminated.csv"
