@@ -15,6 +15,9 @@ public final class ByteSource {
     /// Most bytes one in-memory `read` returns (pipes and stdin give short reads too).
     private var memoryChunk = ByteSource.chunkSize
     public let name: String
+    /// Bytes handed out so far, and the file's size when it has one: progress and ETA.
+    public private(set) var bytesRead = 0
+    public private(set) var totalBytes: Int?
 
     /// Opens `path` read-only. "-" reads standard input.
     public init(path: String) throws(FormatError) {
@@ -30,6 +33,7 @@ public final class ByteSource {
             close(f)
             throw .cannotOpen(file: path, reason: "is a directory")
         }
+        if (st.st_mode & S_IFMT) == S_IFREG { totalBytes = Int(st.st_size) }
         fd = f
     }
 
@@ -64,6 +68,7 @@ public final class ByteSource {
             let n = min(memoryChunk, memory.count - memoryOffset)
             buffer.append(contentsOf: memory[memoryOffset..<(memoryOffset + n)])
             memoryOffset += n
+            if rest == nil { bytesRead += n }  // a replayed prefix was counted by `rest`
             return n
         }
         let old = buffer.count
@@ -85,6 +90,7 @@ public final class ByteSource {
             break
         }
         buffer.removeLast(want - got)
+        bytesRead += got
         return got
     }
 }

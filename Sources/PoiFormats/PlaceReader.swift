@@ -27,9 +27,16 @@ public final class PlaceReader {
     public let file: String
     private let csv: CSVPlaceReader?
     private let geojson: GeoJSONReader?
+    private let source: ByteSource
+
+    /// Bytes of the input read so far (readers read a little ahead of the records they return)
+    /// and its size when known: enough for a progress fraction and an ETA.
+    public var bytesRead: Int { source.bytesRead }
+    public var totalBytes: Int? { source.totalBytes }
 
     public init(source: ByteSource, options: ReadOptions = ReadOptions()) throws(FormatError) {
         file = source.name
+        self.source = source
         // Peek through a private buffer, then hand the reader a source replaying it.
         var head: [UInt8] = []
         while head.count < 4096, try source.read(appendingTo: &head) > 0 {}

@@ -129,3 +129,24 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 }
+
+@Suite struct ProgressTests {
+    @Test func etaFromItemsOrFromTheShareOfBytesRead() {
+        #expect(JobProgress(items: 25, total: 100, images: 0, seconds: 10).eta == 30)
+        #expect(JobProgress(items: 7, total: nil, images: 0, seconds: 10, fraction: 0.25).eta == 30)
+        #expect(JobProgress(items: 7, total: nil, images: 0, seconds: 10).eta == nil)
+    }
+
+    @Test func readersCountTheBytesTheyRead() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("poi-progress-\(UUID().uuidString).csv").path
+        defer { unlink(path) }
+        let text = "name,lat,lon\n" + (0..<2000).map { "P\($0),1,2\n" }.joined()
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let reader = try PlaceReader(path: path)
+        #expect(reader.totalBytes == text.utf8.count)
+        var count = 0
+        while let item = try reader.next() { if item.place != nil { count += 1 } }
+        #expect(count == 2000)
+        #expect(reader.bytesRead == text.utf8.count)
+    }
+}

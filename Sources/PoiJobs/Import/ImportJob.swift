@@ -40,7 +40,18 @@ public final class ImportJob {
         summary.dryRun = options.dryRun
     }
 
+    /// For the progress fraction: input bytes of the files already done, of all files (nil when
+    /// one has no size, e.g. standard input), and the reader at work.
+    private var bytesDone = 0
+    private var bytesTotal: Int?
+    private var currentReader: PlaceReader?
+
     public func run(files: [String]) throws(JobError) -> ImportSummary {
+        bytesTotal = files.reduce(Optional(0)) { sum, file in
+            var st = stat()
+            guard let sum, stat(file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+            return sum + Int(st.st_size)
+        }
         if files.count > 1 && options.rejectsPath != nil {
             throw .configuration("--rejects names one file, but \(files.count) inputs were given; leave it out to write NAME.rejects.* beside each input")
         }
@@ -63,6 +74,11 @@ public final class ImportJob {
     private func importFile(_ file: String) throws(JobError) {
         let reader: PlaceReader
         do { reader = try PlaceReader(path: file, options: options.read) } catch { throw .input(error) }
+        currentReader = reader
+        defer {
+            bytesDone += reader.totalBytes ?? reader.bytesRead
+            currentReader = nil
+        }
         let rejectsPath = options.rejectsPath ?? ImportOptions.defaultRejectsPath(for: file, format: reader.format)
         // A dry run writes nothing the user did not ask for: no default rejects file, and a
         // rejects file from an earlier real run is left as it is.
@@ -250,9 +266,12 @@ public final class ImportJob {
         let now = Date()
         guard force || now.timeIntervalSince(lastProgress) >= 0.2 else { return }
         lastProgress = now
+        let fraction = bytesTotal.flatMap { total in
+            total > 0 ? min(1, Double(bytesDone + (currentReader?.bytesRead ?? 0)) / Double(total)) : nil
+        }
         observer(.progress(JobProgress(items: summary.rowsRead, total: nil,
                                        images: summary.imagesStored + summary.imagesReused,
-                                       seconds: now.timeIntervalSince(started))))
+                                       seconds: now.timeIntervalSince(started), fraction: fraction)))
     }
 
     static func folder(of file: String) -> String {

@@ -19,13 +19,16 @@ public struct JobProgress: Sendable {
     public var total: Int?
     public var images: Int
     public var seconds: Double
+    /// Share of the input consumed (0...1) when items cannot be counted ahead but bytes can.
+    public var fraction: Double? = nil
 
     public var itemsPerSecond: Double { seconds > 0 ? Double(items) / seconds : 0 }
     public var imagesPerSecond: Double { seconds > 0 ? Double(images) / seconds : 0 }
     /// Seconds left at the current rate, when the total is known.
     public var eta: Double? {
-        guard let total, items > 0, seconds > 0 else { return nil }
-        return Double(total - items) / itemsPerSecond
+        if let total, items > 0, seconds > 0 { return Double(total - items) / itemsPerSecond }
+        if let fraction, fraction > 0.001, seconds > 0 { return seconds * (1 - fraction) / fraction }
+        return nil
     }
 }
 

@@ -56,6 +56,7 @@ final class EventPrinter: @unchecked Sendable {
         case .progress(let p):
             guard options.showsProgress else { return }
             var text = "\(p.items)\(p.total.map { "/\($0)" } ?? "") \(unit), \(Self.rate(p.itemsPerSecond))/s"
+            if p.total == nil, let fraction = p.fraction { text = "\(Int(fraction * 100))% " + text }
             if p.images > 0 { text += ", \(p.images) images (\(Self.rate(p.imagesPerSecond))/s)" }
             if let eta = p.eta { text += ", ETA \(Self.duration(eta))" }
             if isTerminal {
