@@ -9,6 +9,8 @@ help:
 	@echo "make demo    set up, build, and run the main job on Samples/ against the embedded server"
 	@echo "make test    set up and run every test against a live server"
 	@echo "make setup | build | db-start | db-stop | clean"
+	@echo "make bench   every benchmark beside its peers, one table (out/bench.json)"
+	@echo "make crash-test | fault-test | hostile-test | fuzz SECONDS=N   reliability suites and fuzzers"
 
 setup:
 	@scripts/setup.sh
