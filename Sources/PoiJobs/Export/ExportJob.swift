@@ -13,6 +13,9 @@ public struct ExportOptions: Sendable {
     /// property, so the export re-imports with its images.
     public var imagesDir: String?
     public var batchSize = 1_000
+    /// Count the matching places first, for progress with an ETA. Costs the server a second pass
+    /// over the filter, so only worth it when someone watches the progress.
+    public var countTotal = false
 
     public init() {}
 }
@@ -57,7 +60,7 @@ public final class ExportJob {
         let cursor: MongoCursor
         do {
             filter = try options.filter.document()
-            total = try Self.countForProgress(database.locations, filter)
+            total = options.countTotal ? try Self.countForProgress(database.locations, filter) : nil
             cursor = try database.locations.find(filter, sort: ["_id": 1], batchSize: options.batchSize)
         } catch {
             throw Self.storeOrQuery(error)

@@ -75,6 +75,7 @@ struct ExportCommand: ParsableCommand {
         options.precision = precision
         options.outputPath = out
         options.imagesDir = withImages
+        options.countTotal = output.showsProgress
         do {
             options.filter = PlaceFilter(
                 bbox: try bbox.map(Self.parseBBox),
