@@ -24,85 +24,20 @@ import PoiModel
 import Glibc
 #endif
 
-enum FuzzFormat: String { case csv, geojson }
-
-/// One read's result, comparable across the two ways of reading.
-enum Outcome: Equatable {
-    case place(Place)
-    case reject(Reject, RawRecord?)
-    case error(FormatError)
+enum FuzzFormat: String {
+    case csv, geojson
+    var input: InputFormat { self == .csv ? .csv : .geojson }
 }
 
-let fuzzOptions: ReadOptions = {
-    var limits = ReadLimits()
-    limits.maxRecordBytes = 512
-    limits.maxFields = 32
-    limits.maxFeatureBytes = 2048
-    limits.maxDepth = 12
-    return ReadOptions(limits: limits)
-}()
-
-/// Most items one input may produce before we call it a hang (a reader that stops advancing).
-let maxItems = 1 << 16
-
-func readAll(_ next: () throws(FormatError) -> ReadItem?) -> [Outcome] {
-    var out: [Outcome] = []
-    do {
-        while let item = try next() {
-            switch item {
-            case .place(let p): out.append(.place(p))
-            case .reject(let r, let raw): out.append(.reject(r, raw))
-            }
-            if out.count > maxItems { fatalError("more than \(maxItems) items: the reader is not advancing") }
-        }
-    } catch {
-        out.append(.error(error))
-    }
-    return out
-}
-
-/// Runs one input through both reads; traps (a libFuzzer crash) when they disagree.
+/// Runs one input through both reads (`ReadConsistency`, shared with the regression tests);
+/// traps — a libFuzzer crash — when they disagree or a reader stops advancing.
 func fuzzOne(_ input: [UInt8], as format: FuzzFormat) {
-    var bytes = input
-    let sniffed = InputFormat.detect(prefix: bytes[...])
-    switch (format, sniffed) {
-    case (.csv, .geojson): bytes.insert(0x78, at: 0)
-    case (.geojson, .csv): bytes.insert(0x7B, at: 0)
-    default: break
-    }
-    let name = "fuzz.\(format.rawValue)"
-    let whole: [Outcome]
-    do {
-        let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: fuzzOptions)
-        precondition(reader.format.rawValue == format.rawValue)
-        whole = readAll(reader.next)
-    } catch {
-        whole = [.error(error)]
-    }
+    // The chunk size comes from the input itself (FNV-1a), so a find replays identically.
     var hash: UInt32 = 2166136261
-    for b in bytes { hash = (hash ^ UInt32(b)) &* 16777619 }
-    let source = ByteSource(bytes: bytes, name: name, chunkSize: 1 + Int(hash % 16))
-    let pieces: [Outcome]
-    do {
-        switch format {
-        case .csv:
-            let reader = try CSVPlaceReader(source: source, options: fuzzOptions, parallelism: 1)
-            pieces = readAll(reader.next)
-        case .geojson:
-            let reader = try GeoJSONReader(source: source, options: fuzzOptions)
-            pieces = readAll(reader.next)
-        }
-    } catch {
-        pieces = [.error(error)]
-    }
-    if whole != pieces {
-        let k = (0..<min(whole.count, pieces.count)).first { whole[$0] != pieces[$0] } ?? min(whole.count, pieces.count)
-        fatalError("""
-            reading in small chunks disagrees at item \(k) (\(whole.count) vs \(pieces.count) items):
-              whole:  \(k < whole.count ? String(describing: whole[k]) : "(end)")
-              pieces: \(k < pieces.count ? String(describing: pieces[k]) : "(end)")
-            """)
-    }
+    for b in input { hash = (hash ^ UInt32(b)) &* 16777619 }
+    let reads = ReadConsistency.read(input, as: format.input, chunkSize: 1 + Int(hash % 16))
+    if reads.stalled { fatalError("more than \(ReadConsistency.maxItems) items: the reader is not advancing") }
+    if !reads.agree { fatalError(reads.difference) }
 }
 
 #if POI_LIBFUZZER

@@ -23,67 +23,6 @@ import Glibc
         return names.sorted()
     }
 
-    /// The harness's limits (small, so the over-limit paths are reached).
-    static let options: ReadOptions = {
-        var limits = ReadLimits()
-        limits.maxRecordBytes = 512
-        limits.maxFields = 32
-        limits.maxFeatureBytes = 2048
-        limits.maxDepth = 12
-        return ReadOptions(limits: limits)
-    }()
-
-    enum Outcome: Equatable {
-        case place(Place)
-        case reject(Reject, RawRecord?)
-        case error(FormatError)
-    }
-
-    static func drain(_ next: () throws(FormatError) -> ReadItem?) -> [Outcome] {
-        var out: [Outcome] = []
-        do {
-            while let item = try next() {
-                switch item {
-                case .place(let p): out.append(.place(p))
-                case .reject(let r, let raw): out.append(.reject(r, raw))
-                }
-                if out.count > 1 << 16 { Issue.record("reader not advancing"); break }
-            }
-        } catch {
-            out.append(.error(error))
-        }
-        return out
-    }
-
-    /// Whole (PlaceReader) and chunked (the format's reader, one worker) outcomes of one input.
-    static func readBothWays(_ input: [UInt8], as format: InputFormat, chunk: Int) -> (whole: [Outcome], pieces: [Outcome]) {
-        var bytes = input
-        switch (format, InputFormat.detect(prefix: bytes[...])) {
-        case (.csv, .geojson): bytes.insert(0x78, at: 0)
-        case (.geojson, .csv): bytes.insert(0x7B, at: 0)
-        default: break
-        }
-        let name = "fuzz.\(format.rawValue)"
-        let whole: [Outcome]
-        do {
-            let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
-            whole = drain(reader.next)
-        } catch {
-            whole = [.error(error)]
-        }
-        let source = ByteSource(bytes: bytes, name: name, chunkSize: chunk)
-        let pieces: [Outcome]
-        do {
-            switch format {
-            case .csv: pieces = drain(try CSVPlaceReader(source: source, options: options, parallelism: 1).next)
-            case .geojson: pieces = drain(try GeoJSONReader(source: source, options: options).next)
-            }
-        } catch {
-            pieces = [.error(error)]
-        }
-        return (whole, pieces)
-    }
-
     @Test func regressionInputsReadTheSameWholeAndInPieces() throws {
         let files = Self.files
         #expect(files.count >= 4)
@@ -96,9 +35,10 @@ import Glibc
                 for size in [1, 2, 3, 7, 16] {
                     let clock = ContinuousClock()
                     let start = clock.now
-                    let (whole, pieces) = Self.readBothWays(bytes, as: format, chunk: size)
+                    let reads = ReadConsistency.read(bytes, as: format, chunkSize: size)
                     #expect(clock.now - start < .seconds(10), "\(file) as \(format), chunks of \(size)")
-                    #expect(whole == pieces, "\(file) as \(format), chunks of \(size)")
+                    #expect(!reads.stalled, "\(file) as \(format): reader not advancing")
+                    #expect(reads.agree, "\(file) as \(format), chunks of \(size): \(reads.difference)")
                 }
             }
         }

@@ -1,0 +1,95 @@
+import PoiModel
+
+/// The fuzzers' oracle for the readers: one input is read twice — through `PlaceReader` as
+/// production reads it (sniffing, replayed head, batches converted on worker threads), and
+/// through the format's own reader over reads of `chunkSize` bytes with one worker — and both
+/// reads must agree item for item, since where a read happens to end must never matter.
+///
+/// It lives here, package-visible, so the libFuzzer harness (Fuzz/FormatsFuzz) and the replay of
+/// its finds (Tests/PoiFormatsTests/FuzzRegressionTests) check exactly the same thing.
+package enum ReadConsistency {
+    /// One read's result, comparable across the two ways of reading.
+    package enum Outcome: Equatable, Sendable {
+        case place(Place)
+        case reject(Reject, RawRecord?)
+        case error(FormatError)
+    }
+
+    /// Small limits, so the over-limit paths are reached without big inputs.
+    package static let smallLimits: ReadOptions = {
+        var limits = ReadLimits()
+        limits.maxRecordBytes = 512
+        limits.maxFields = 32
+        limits.maxFeatureBytes = 2048
+        limits.maxDepth = 12
+        return ReadOptions(limits: limits)
+    }()
+
+    /// More items than this from one input means a reader that stopped advancing.
+    package static let maxItems = 1 << 16
+
+    package struct Reads: Sendable {
+        package var whole: [Outcome]
+        package var pieces: [Outcome]
+        /// A read produced more than `maxItems` items and was cut off.
+        package var stalled: Bool
+        package var agree: Bool { whole == pieces }
+
+        /// The first disagreement, for a crash report or a test failure.
+        package var difference: String {
+            let k = (0..<min(whole.count, pieces.count)).first { whole[$0] != pieces[$0] } ?? min(whole.count, pieces.count)
+            return "reading in small chunks disagrees at item \(k) (\(whole.count) vs \(pieces.count) items):\n"
+                + "  whole:  \(k < whole.count ? String(describing: whole[k]) : "(end)")\n"
+                + "  pieces: \(k < pieces.count ? String(describing: pieces[k]) : "(end)")"
+        }
+    }
+
+    /// Reads `input` as `format` both ways. An input that would sniff as the other format gets
+    /// `x` (CSV) or `{` (GeoJSON) put in front, so each format's reader sees every input.
+    package static func read(_ input: [UInt8], as format: InputFormat, chunkSize: Int,
+                             options: ReadOptions = smallLimits) -> Reads {
+        var bytes = input
+        switch (format, InputFormat.detect(prefix: bytes[...])) {
+        case (.csv, .geojson): bytes.insert(0x78, at: 0)
+        case (.geojson, .csv): bytes.insert(0x7B, at: 0)
+        default: break
+        }
+        let name = "fuzz.\(format.rawValue)"
+        var stalled = false
+        let whole: [Outcome]
+        do {
+            let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
+            precondition(reader.format == format, "sniffed \(reader.format) for a \(format) input")
+            whole = drain(reader.next, stalled: &stalled)
+        } catch {
+            whole = [.error(error)]
+        }
+        let source = ByteSource(bytes: bytes, name: name, chunkSize: chunkSize)
+        let pieces: [Outcome]
+        do {
+            switch format {
+            case .csv: pieces = drain(try CSVPlaceReader(source: source, options: options, parallelism: 1).next, stalled: &stalled)
+            case .geojson: pieces = drain(try GeoJSONReader(source: source, options: options).next, stalled: &stalled)
+            }
+        } catch {
+            pieces = [.error(error)]
+        }
+        return Reads(whole: whole, pieces: pieces, stalled: stalled)
+    }
+
+    private static func drain(_ next: () throws(FormatError) -> ReadItem?, stalled: inout Bool) -> [Outcome] {
+        var out: [Outcome] = []
+        do {
+            while let item = try next() {
+                switch item {
+                case .place(let p): out.append(.place(p))
+                case .reject(let r, let raw): out.append(.reject(r, raw))
+                }
+                if out.count > maxItems { stalled = true; break }
+            }
+        } catch {
+            out.append(.error(error))
+        }
+        return out
+    }
+}
