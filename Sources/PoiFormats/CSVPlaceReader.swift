@@ -80,6 +80,64 @@ public final class CSVPlaceReader {
         }
     }
 
+    /// Validates the rest of the input without building places (what `poi check` needs): adds
+    /// the valid records to `valid` and passes each reject, in input order, to `onReject`. Accepts
+    /// and rejects exactly what `next()` would, several times faster: see
+    /// `CSVRecordConverter.certainlyValid`.
+    public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void) throws(FormatError) {
+        // Whatever `next()` already converted comes first.
+        while true {
+            while let item = ready.pop() {
+                switch item {
+                case .place: valid += 1
+                case .reject(let r, let raw): onReject(r, raw)
+                }
+            }
+            guard let group = inflight else { break }
+            group.wait()
+            inflight = nil
+            swap(&ready, &spare)
+        }
+        // Same double buffering as `next()`: tokenize the next batches while workers validate.
+        let verdicts = SlotQueue<CSVBatchVerdict>()
+        var running: DispatchGroup?
+        func collect() {
+            guard let group = running else { return }
+            group.wait()
+            while let v = verdicts.pop() {
+                valid += v.valid
+                for (r, raw) in v.rejects { onReject(r, raw) }
+            }
+            running = nil
+        }
+        while true {
+            var upcoming: [RawCSVBatch] = []
+            if !exhausted {
+                do {
+                    for _ in 0..<(parallelism * 2) {
+                        let b = try readBatch()
+                        if !b.records.isEmpty { upcoming.append(b) }
+                        if exhausted { break }
+                    }
+                } catch {
+                    collect()  // what was read before the error still counts
+                    throw error
+                }
+            }
+            collect()
+            if upcoming.isEmpty { return }
+            verdicts.reset(count: upcoming.count)
+            let conv = converter, batches = upcoming
+            let group = DispatchGroup()
+            DispatchQueue.global().async(group: group) {
+                DispatchQueue.concurrentPerform(iterations: batches.count) { i in
+                    verdicts.set(i, conv.verdict(batches[i]))
+                }
+            }
+            running = group
+        }
+    }
+
     /// Converts `batches` into `spare` on worker threads (in order, one slot per record).
     private func launch(_ batches: [RawCSVBatch]) {
         var starts: [Int] = []
@@ -108,9 +166,12 @@ public final class CSVPlaceReader {
     private func readBatch() throws(FormatError) -> RawCSVBatch {
         var batch = RawCSVBatch()
         while batch.records.count < Self.batchRecords && batch.bytes.count < Self.batchBytes {
-            guard try tokenizer.next() else { exhausted = true; break }
+            let first = batch.ends.count
+            guard let info = try tokenizer.appendRecord(bytes: &batch.bytes, ends: &batch.ends) else { exhausted = true; break }
             record += 1
-            batch.add(tokenizer, record: record)
+            batch.records.append(RawCSVBatch.Record(record: record, line: info.line, firstField: first,
+                                                    fieldCount: batch.ends.count - first, overflowed: info.overflowed,
+                                                    unterminatedQuote: info.unterminatedQuote))
         }
         return batch
     }
@@ -131,14 +192,6 @@ struct RawCSVBatch: Sendable {
     var ends: [Int] = []
     var records: [Record] = []
 
-    mutating func add(_ t: CSVTokenizer, record: Int) {
-        let base = bytes.count
-        bytes.append(contentsOf: t.bytes)
-        let first = ends.count
-        for e in t.ends { ends.append(base + e) }
-        records.append(Record(record: record, line: t.recordLine, firstField: first, fieldCount: t.ends.count,
-                              overflowed: t.overflowed, unterminatedQuote: t.unterminatedQuote))
-    }
 }
 
 /// Record → `ReadItem`: mapping and validation. Pure, so batches convert in parallel.
@@ -147,6 +200,81 @@ struct CSVRecordConverter: Sendable {
     let header: [String]
     let roles: [ColumnRole]
     let limits: ReadLimits
+    /// Columns of the fields the validate-only fast path looks at.
+    private let nameColumn: Int, longitudeColumn: Int, latitudeColumn: Int
+
+    init(file: String, header: [String], roles: [ColumnRole], limits: ReadLimits) {
+        self.file = file
+        self.header = header
+        self.roles = roles
+        self.limits = limits
+        // The reader refuses a header without these three, so every index exists.
+        nameColumn = roles.firstIndex(of: .field(.name)) ?? -1
+        longitudeColumn = roles.firstIndex(of: .field(.longitude)) ?? -1
+        latitudeColumn = roles.firstIndex(of: .field(.latitude)) ?? -1
+    }
+
+    /// Validates every record of `batch` without building places: the count `convert` would
+    /// turn into places, and its rejects in order.
+    func verdict(_ batch: RawCSVBatch) -> CSVBatchVerdict {
+        var result = CSVBatchVerdict()
+        batch.bytes.withUnsafeBufferPointer { bytes in
+            batch.ends.withUnsafeBufferPointer { ends in
+                for r in batch.records {
+                    if certainlyValid(r, bytes: bytes, ends: ends) { result.valid += 1; continue }
+                    switch convert(r, bytes: bytes, ends: ends) {
+                    case .place: result.valid += 1
+                    case .reject(let reject, let raw): result.rejects.append((reject, raw))
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    /// True only when `convert` would certainly return a place, decided on the bytes alone: no
+    /// strings, no `Place`, no import key. False means "not sure", and the caller runs `convert`,
+    /// so every reject and its reason still come from the one validator. The cases answered
+    /// here are the common ones: a well-formed record, valid UTF-8, a name with a visible ASCII
+    /// character, plain decimal coordinates in range. (The other fields cannot reject a CSV
+    /// record: they are strings, and any string is a valid placename, details, image,
+    /// categories, id or extra value.) Tests and the fuzz oracle compare both paths.
+    @inline(__always)
+    private func certainlyValid(_ r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> Bool {
+        if r.unterminatedQuote || r.overflowed || r.fieldCount != roles.count { return false }
+        let first = r.firstField
+        let recordStart = first == 0 ? 0 : ends[first - 1]
+        let recordEnd = ends[first + r.fieldCount - 1]
+        // The fields are stored back to back: the record is valid UTF-8 field by field when the
+        // whole is valid and no field starts inside a character.
+        guard UTF8Scan.isValidWithoutNUL(UnsafeBufferPointer(rebasing: bytes[recordStart..<recordEnd])) else { return false }
+        for k in (first + 1)..<(first + r.fieldCount) {
+            let s = ends[k - 1]
+            if s < ends[k] && UTF8Scan.isContinuation(bytes[s]) { return false }
+        }
+        @inline(__always) func field(_ column: Int) -> UnsafeBufferPointer<UInt8> {
+            let k = first + column
+            return UnsafeBufferPointer(rebasing: bytes[(k == first ? recordStart : ends[k - 1])..<ends[k]])
+        }
+        // A visible ASCII character survives trimming whatever else the name holds.
+        guard field(nameColumn).contains(where: { $0 > 0x20 && $0 < 0x7F }) else { return false }
+        guard let lon = Self.plainDecimal(field(longitudeColumn)),
+              let lat = Self.plainDecimal(field(latitudeColumn)) else { return false }
+        return (try? Coordinate.validated(longitude: lon, latitude: lat)) != nil
+    }
+
+    /// An ASCII field read as `PlaceValidator` reads coordinate text: ASCII whitespace trimmed
+    /// (the only whitespace in ASCII), then `DecimalText`. Nil for anything else.
+    @inline(__always)
+    private static func plainDecimal(_ p: UnsafeBufferPointer<UInt8>) -> Double? {
+        var lo = 0, hi = p.count
+        @inline(__always) func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
+        while lo < hi && isSpace(p[lo]) { lo += 1 }
+        while hi > lo && isSpace(p[hi - 1]) { hi -= 1 }
+        if lo == hi { return nil }
+        for b in p where b >= 0x80 { _ = b; return nil }
+        return DecimalText.parse(utf8: UnsafeBufferPointer(rebasing: p[lo..<hi]))
+    }
 
     /// Converts every record of `batch` into slots `offset...` of `queue`.
     func convert(_ batch: RawCSVBatch, into queue: ReadItemQueue, at offset: Int) {
@@ -210,6 +338,12 @@ struct CSVRecordConverter: Sendable {
         }
         return ascii ? String(decoding: p, as: UTF8.self) : String(validating: p, as: UTF8.self)
     }
+}
+
+/// What validating one batch found: how many records are valid, and the rejects in order.
+struct CSVBatchVerdict: Sendable {
+    var valid = 0
+    var rejects: [(Reject, RawRecord?)] = []
 }
 
 enum ProcessInfoCores {

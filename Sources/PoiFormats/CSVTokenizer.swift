@@ -97,21 +97,41 @@ public final class CSVTokenizer {
 
     private enum State { case fieldStart, unquoted, quoted, quoteInQuoted }
 
-    /// Reads the next non-blank record; false at end of input.
+    /// Reads the next non-blank record into `bytes`/`ends`/`recordLine`; false at end of input.
     public func next() throws(FormatError) -> Bool {
-        // Work on locals: class properties in the hot loop would pay dynamic exclusivity checks.
         var bytes = self.bytes, ends = self.ends
         self.bytes = []
         self.ends = []
         defer { self.bytes = bytes; self.ends = ends }
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
+        guard let record = try appendRecord(bytes: &bytes, ends: &ends) else { return false }
+        recordLine = record.line
+        overflowed = record.overflowed
+        unterminatedQuote = record.unterminatedQuote
+        return true
+    }
+
+    /// Where a record appended by `appendRecord` starts and what went wrong in it.
+    struct RecordInfo {
+        var line: Int
+        var overflowed: Bool
+        var unterminatedQuote: Bool
+    }
+
+    /// Appends the next non-blank record's field bytes to `bytes` and the end offset of each field
+    /// (in `bytes`) to `ends`; nil at end of input. Appending straight into a caller's batch saves
+    /// copying every record twice.
+    func appendRecord(bytes: inout [UInt8], ends: inout [Int]) throws(FormatError) -> RecordInfo? {
+        // Work on locals: class properties in the hot loop would pay dynamic exclusivity checks.
+        let bytesBase = bytes.count, endsBase = ends.count
         var overflowed = false
-        defer { self.overflowed = overflowed }
-        unterminatedQuote = false
+        var unterminatedQuote = false
+        var recordLine = 0
         var state = State.fieldStart
         var started = false
         let delim = delimiter
+        let delimSplat = ByteSearch.splat(delim)
         let maxBytes = limits.maxRecordBytes
         let maxFields = limits.maxFields
         var line = self.line
@@ -119,7 +139,10 @@ public final class CSVTokenizer {
         defer { self.line = line; self.quotedCR = quotedCR }
 
         @inline(__always) func endField() {
-            if ends.count < maxFields { ends.append(bytes.count) } else { overflowed = true }
+            if ends.count - endsBase < maxFields { ends.append(bytes.count) } else { overflowed = true }
+        }
+        @inline(__always) func finish() -> RecordInfo {
+            RecordInfo(line: recordLine, overflowed: overflowed, unterminatedQuote: unterminatedQuote)
         }
 
         while true {
@@ -127,10 +150,10 @@ public final class CSVTokenizer {
                 if !eof { try fill() }
                 if pos >= buf.count {
                     // End of input finishes the record in progress.
-                    if !started { return false }
+                    if !started { return nil }
                     if state == .quoted { unterminatedQuote = true }
                     endField()
-                    return true
+                    return finish()
                 }
             }
             // Swallow the LF of a CRLF split across chunks or records.
@@ -150,12 +173,13 @@ public final class CSVTokenizer {
                         // Over the limit, keep the first maxBytes bytes: the same truncation
                         // whatever the chunk boundaries (short reads from a pipe).
                         var to = to
-                        if bytes.count + (to - from) > maxBytes { overflowed = true; to = from + max(0, maxBytes - bytes.count) }
+                        let used = bytes.count - bytesBase
+                        if used + (to - from) > maxBytes { overflowed = true; to = from + max(0, maxBytes - used) }
                         if to > from { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[from..<to])) }
                     }
                 }
                 @inline(__always) func appendByte(_ b: UInt8) {
-                    if bytes.count >= maxBytes { overflowed = true; return }
+                    if bytes.count - bytesBase >= maxBytes { overflowed = true; return }
                     bytes.append(b)
                 }
                 scan: while i < n {
@@ -164,6 +188,7 @@ public final class CSVTokenizer {
                         if p[i] == 0x22 { state = .quoted; i += 1 } else { state = .unquoted }
                     case .unquoted:
                         let start = i
+                        i = ByteSearch.skipTo(delimiter: delimSplat, in: p, from: i)
                         while i < n {
                             let b = p[i]
                             if b == delim || b == 0x0A || b == 0x0D { break }
@@ -185,6 +210,7 @@ public final class CSVTokenizer {
                         }
                     case .quoted:
                         let start = i
+                        i = ByteSearch.skipTo(delimiter: ByteSearch.quoteSplat, in: p, from: i)
                         while i < n {
                             let b = p[i]
                             if b == 0x22 || b == 0x0A || b == 0x0D { break }
@@ -218,13 +244,43 @@ public final class CSVTokenizer {
             if endedWithCR { pendingCR = true }
             if finished {
                 // A line with nothing on it is blank, not a record: skip it.
-                if ends.isEmpty && bytes.isEmpty {
+                if ends.count == endsBase && bytes.count == bytesBase {
                     started = false
                     continue
                 }
                 endField()
-                return true
+                return finish()
             }
         }
     }
+}
+
+/// Word-at-a-time search (SWAR) for the next delimiter or line end: fields are mostly plain
+/// text, and testing eight bytes per step is what keeps tokenizing off `poi check`'s critical
+/// path. (A SIMD version would need intrinsics Swift does not expose portably.)
+enum ByteSearch {
+    static let ones: UInt64 = 0x0101_0101_0101_0101
+    static let high: UInt64 = 0x8080_8080_8080_8080
+    static let lfSplat = splat(0x0A), crSplat = splat(0x0D), quoteSplat = splat(0x22)
+
+    @inline(__always) static func splat(_ b: UInt8) -> UInt64 { UInt64(b) &* ones }
+
+    /// The first byte at or after `from` equal to the splatted byte, LF or CR, or the start of
+    /// the last partial word (the caller's byte loop finishes from there). Zero-byte detection
+    /// can flag false matches, but only above a true one, so the lowest flag is exact.
+    @inline(__always)
+    static func skipTo(delimiter d: UInt64, in p: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+        guard let base = p.baseAddress else { return from }
+        var i = from
+        let n = p.count
+        while i &+ 8 <= n {
+            let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            let m = zeroBytes(w ^ d) | zeroBytes(w ^ lfSplat) | zeroBytes(w ^ crSplat)
+            if m != 0 { return i &+ (m.littleEndian.trailingZeroBitCount >> 3) }
+            i &+= 8
+        }
+        return i
+    }
+
+    @inline(__always) static func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & high }
 }

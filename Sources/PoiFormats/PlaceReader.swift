@@ -60,6 +60,15 @@ public final class PlaceReader {
     public var csvHeader: [String]? { csv?.header }
     public var csvDelimiter: UInt8? { csv?.delimiter }
 
+    /// Validates the rest of the input without building places: adds the valid records to
+    /// `valid` as it goes (so a read error midway leaves the count so far) and passes each
+    /// reject in order to `onReject`. Same verdicts as iterating `next()`, for
+    /// `poi check`, which needs no places and is the faster for it.
+    public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void) throws(FormatError) {
+        if let csv { return try csv.validateRemaining(valid: &valid, onReject: onReject) }
+        try geojson!.validateRemaining(valid: &valid, onReject: onReject)
+    }
+
     /// The next place or reject; nil at the end. Throws only when the file cannot be read.
     public func next() throws(FormatError) -> ReadItem? {
         if let csv { return try csv.next() }

@@ -11,6 +11,8 @@ package enum ReadConsistency {
     /// One read's result, comparable across the two ways of reading.
     package enum Outcome: Equatable, Sendable {
         case place(Place)
+        /// This many valid records (the validate-only read counts places, it does not build them).
+        case valid(Int)
         case reject(Reject, RawRecord?)
         case error(FormatError)
     }
@@ -31,12 +33,25 @@ package enum ReadConsistency {
     package struct Reads: Sendable {
         package var whole: [Outcome]
         package var pieces: [Outcome]
+        /// `PlaceReader.validateRemaining` over the same input: what `poi check` reports.
+        package var validated: [Outcome]
         /// A read produced more than `maxItems` items and was cut off.
         package var stalled: Bool
-        package var agree: Bool { whole == pieces }
+        package var agree: Bool { whole == pieces && validatedAgrees }
+
+        /// The validate-only read must find the same rejects (and the same error) as the full
+        /// read, and count its places. Its places are all `.valid`, so compare them by count.
+        var validatedAgrees: Bool { ReadConsistency.summary(whole) == validated }
 
         /// The first disagreement, for a crash report or a test failure.
         package var difference: String {
+            if whole == pieces && !validatedAgrees {
+                let full = ReadConsistency.summary(whole)
+                let k = (0..<min(full.count, validated.count)).first { full[$0] != validated[$0] } ?? min(full.count, validated.count)
+                return "validating without building places disagrees at item \(k) (\(full.count) vs \(validated.count) items):\n"
+                    + "  read:     \(k < full.count ? String(describing: full[k]) : "(end)")\n"
+                    + "  validate: \(k < validated.count ? String(describing: validated[k]) : "(end)")"
+            }
             let k = (0..<min(whole.count, pieces.count)).first { whole[$0] != pieces[$0] } ?? min(whole.count, pieces.count)
             return "reading in small chunks disagrees at item \(k) (\(whole.count) vs \(pieces.count) items):\n"
                 + "  whole:  \(k < whole.count ? String(describing: whole[k]) : "(end)")\n"
@@ -64,6 +79,21 @@ package enum ReadConsistency {
         } catch {
             whole = [.error(error)]
         }
+        var validated: [Outcome] = []
+        do {
+            let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
+            var valid = 0
+            var failure: FormatError?
+            do {
+                try reader.validateRemaining(valid: &valid) { r, raw in validated.append(.reject(r, raw)) }
+            } catch {
+                failure = error
+            }
+            validated.append(.valid(valid))
+            if let failure { validated.append(.error(failure)) }
+        } catch {
+            validated = [.valid(0), .error(error)]
+        }
         let source = ByteSource(bytes: bytes, name: name, chunkSize: chunkSize)
         let pieces: [Outcome]
         do {
@@ -74,7 +104,23 @@ package enum ReadConsistency {
         } catch {
             pieces = [.error(error)]
         }
-        return Reads(whole: whole, pieces: pieces, stalled: stalled)
+        return Reads(whole: whole, pieces: pieces, validated: validated, stalled: stalled)
+    }
+
+    /// A read as validating reports it: the rejects in order, then the number of places, then
+    /// the error that ended the read, if any.
+    static func summary(_ items: [Outcome]) -> [Outcome] {
+        var out: [Outcome] = [], places = 0, failure: Outcome?
+        for item in items {
+            switch item {
+            case .place: places += 1
+            case .error: failure = item
+            default: out.append(item)
+            }
+        }
+        out.append(.valid(places))
+        if let failure { out.append(failure) }
+        return out
     }
 
     private static func drain(_ next: () throws(FormatError) -> ReadItem?, stalled: inout Bool) -> [Outcome] {

@@ -1,10 +1,10 @@
-/// Items converted by worker threads, handed out in order without copying.
+/// Results computed by worker threads, handed out in order without copying.
 ///
 /// A `Place` holds a dozen reference-counted fields, so every copy of a `ReadItem` costs a dozen
 /// retains and releases; at 100k records that was a quarter of `poi check`'s time. Workers
 /// initialise their own disjoint slots in place, and `pop()` moves items out.
-final class ReadItemQueue: @unchecked Sendable {
-    private var base: UnsafeMutablePointer<ReadItem>
+final class SlotQueue<Element>: @unchecked Sendable {
+    private var base: UnsafeMutablePointer<Element>
     private var capacity: Int
     private var head = 0
     private var count = 0
@@ -29,11 +29,11 @@ final class ReadItemQueue: @unchecked Sendable {
     }
 
     /// Initialises slot `i` (each slot once; distinct slots may be set from different threads).
-    func set(_ i: Int, _ item: consuming ReadItem) {
+    func set(_ i: Int, _ item: consuming Element) {
         (base + i).initialize(to: item)
     }
 
-    func pop() -> ReadItem? {
+    func pop() -> Element? {
         guard head < count else { return nil }
         head += 1
         return (base + head - 1).move()
@@ -44,3 +44,5 @@ final class ReadItemQueue: @unchecked Sendable {
         base.deallocate()
     }
 }
+
+typealias ReadItemQueue = SlotQueue<ReadItem>

@@ -16,6 +16,12 @@ func readAll(bytes: [UInt8], name: String = "t.csv", options: ReadOptions = Read
         case .reject(let r, _): rejects.append(r)
         }
     }
+    // Every test reading a dump also holds `poi check`'s validate-only path to the same verdicts.
+    let checker = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
+    var valid = 0, checked: [Reject] = []
+    try checker.validateRemaining(valid: &valid) { r, _ in checked.append(r) }
+    #expect(valid == places.count, "validate-only path: valid count")
+    #expect(checked == rejects, "validate-only path: rejects")
     return (places, rejects)
 }
 

@@ -55,19 +55,16 @@ struct CheckCommand: ParsableCommand {
             do {
                 let reader = try PlaceReader(path: file, options: options)
                 summary.append("format", .string(reader.format.rawValue))
-                while let item = try reader.next() {
-                    switch item {
-                    case .place: valid += 1
-                    case .reject(let r, _):
-                        rejected += 1
-                        if json {
-                            var b: [UInt8] = Array((firstReject ? "\n" : ",\n").utf8)
-                            JSONEncoding.append(rejectJSON(r), to: &b)
-                            emit(String(decoding: b, as: UTF8.self))
-                            firstReject = false
-                        } else {
-                            emit(rejectLine(r) + "\n")
-                        }
+                // Counted as they come, so a file that breaks off midway still reports its counts.
+                try reader.validateRemaining(valid: &valid) { r, _ in
+                    rejected += 1
+                    if json {
+                        var b: [UInt8] = Array((firstReject ? "\n" : ",\n").utf8)
+                        JSONEncoding.append(rejectJSON(r), to: &b)
+                        emit(String(decoding: b, as: UTF8.self))
+                        firstReject = false
+                    } else {
+                        emit(rejectLine(r) + "\n")
                     }
                 }
                 summary.append("valid", .integer(Int64(valid)))
