@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 RELEASE_BIN = .build/release/poi
+# The release binary carries the Swift runtime and Foundation: it starts in ~10 ms instead of
+# ~16 ms (most of a small `poi check`), and runs on a server that has only the C libraries.
+RELEASE_FLAGS = -c release --static-swift-stdlib
 
 .PHONY: setup db-start db-stop build build-debug test demo clean help
 
@@ -22,7 +25,7 @@ db-stop:
 	@scripts/db.sh stop
 
 build: setup
-	$(SWIFT) build -c release --product poi
+	$(SWIFT) build $(RELEASE_FLAGS) --product poi
 
 build-debug: setup
 	$(SWIFT) build --build-tests

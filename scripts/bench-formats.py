@@ -93,7 +93,7 @@ def csvswift_baseline():
 
 def main():
     if not os.access(POI, os.X_OK):
-        sys.exit(f"{POI} not found: build it first (swift build -c release --product poi)")
+        sys.exit(f"{POI} not found: build it first (make build)")
     os.makedirs(BENCH, exist_ok=True)
     csv_s, geo_s = os.path.join(BENCH, f"places-{N}.csv"), os.path.join(BENCH, f"places-{N}.geojson")
     csv_l, geo_l = os.path.join(BENCH, f"places-{N * 10}.csv"), os.path.join(BENCH, f"places-{N * 10}.geojson")

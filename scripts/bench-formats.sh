@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ -z "${POI:-}" ]]; then
-  swift build -c release --product poi
+  make --no-print-directory -s build
   export POI="$PWD/.build/release/poi"
 fi
 PY=.venv/bin/python

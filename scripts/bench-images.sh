@@ -28,7 +28,7 @@ need vips "apt-get install libvips-tools"
 
 if [ ! -x "$POI" ]; then
     echo "building $POI ..." >&2
-    swift build -c release --product poi >&2
+    make --no-print-directory -s -C "$ROOT" build >&2
 fi
 
 # ---- corpus ----
