@@ -21,22 +21,20 @@ extension MongoDatabase {
     }
 
     /// Every file id some place refers to (`imageId` or `thumbnailId`), for `poi gc`.
+    ///
+    /// Streamed with `find`, not the `distinct` command: `distinct` answers in one reply document,
+    /// capped at 16 MB — about 600k ids — and fails beyond that.
     public func referencedFileIds() throws(StoreError) -> Set<ObjectId> {
         var ids = Set<ObjectId>()
-        for field in ["imageId", "thumbnailId"] {
-            for value in try locations.distinct(field) {
+        let cursor = try locations.find(BSONDocument(), projection: ["_id": 0, "imageId": 1, "thumbnailId": 1],
+                                        batchSize: 10_000)
+        while let d = try cursor.next() {
+            for field in ["imageId", "thumbnailId"] {
+                guard let value = d[field] else { continue }
                 if let hex = value.stringValue, let id = ObjectId(hex: hex) { ids.insert(id) }
                 if let id = value.objectIdValue { ids.insert(id) }
             }
         }
         return ids
-    }
-}
-
-extension MongoCollection {
-    /// Distinct values of `field` among documents matching `filter`.
-    public func distinct(_ field: String, filter: BSONDocument = BSONDocument()) throws(StoreError) -> [BSONValue] {
-        let reply = try runCommand(["distinct": .string(name), "key": .string(field), "query": .document(filter)])
-        return reply["values"]?.arrayValue ?? []
     }
 }

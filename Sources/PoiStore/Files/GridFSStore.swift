@@ -40,8 +40,14 @@ public struct GridFSStore: FileStore {
             items.append((id, d["filename"]?.stringValue ?? id?.hex ?? "?"))
         }
         // Chunks of uploads that never completed (no `.files` document): bytes without a name.
-        for value in try database.collection(bucket.bucketName + ".chunks").distinct("files_id") {
-            if let id = value.objectIdValue, !withFile.contains(id) { items.append((id, id.hex + " (chunks only)")) }
+        // Streamed (not `distinct`, whose one reply is capped at 16 MB).
+        var orphans = Set<ObjectId>()
+        let chunks = try database.collection(bucket.bucketName + ".chunks")
+            .find(BSONDocument(), projection: ["_id": 0, "files_id": 1], batchSize: 10_000)
+        while let d = try chunks.next() {
+            if let id = d["files_id"]?.objectIdValue, !withFile.contains(id), orphans.insert(id).inserted {
+                items.append((id, id.hex + " (chunks only)"))
+            }
         }
         return (items, [])
     }
