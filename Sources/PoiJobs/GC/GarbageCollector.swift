@@ -11,8 +11,9 @@ public struct GCOptions: Sendable {
     /// Only delete items at least this old (by the creation time in their ObjectId). An import
     /// stores bytes, then the `files` document, and only then the place that references them;
     /// a gc running beside it would otherwise see those fresh items as garbage and delete a file
-    /// a place is about to reference.
-    public var minimumAge: TimeInterval = 0
+    /// a place is about to reference. An hour by default, so a nightly `gc --delete` next to a
+    /// nightly import is safe without thinking about it; 0 when nothing else writes.
+    public var minimumAge: TimeInterval = 3600
     /// The clock, so tests can age items.
     public var now = Date()
 

@@ -21,9 +21,9 @@ struct GCCommand: ParsableCommand {
 
         Nothing is changed unless --delete is given. --delete never removes a file a place \
         references, nor a file in the uploads folder whose name PoiKit does not write \
-        (<24 hex digits><ext>); it removes a files document before its bytes. While imports or \
-        thumbnail runs may be running, give --min-age so their fresh files (stored just before \
-        the place that will reference them) are left alone.
+        (<24 hex digits><ext>), nor anything younger than --min-age (an hour by default): an \
+        import or thumbnail run going on stores its files just before the places that will \
+        reference them. Give --min-age 0 only when nothing else writes to the database.
 
         Exit status: 0 nothing inconsistent (or, with --delete, everything found was removed), \
         1 inconsistencies found (dry run) or some remain after --delete, 2 bad arguments, \
@@ -32,7 +32,8 @@ struct GCCommand: ParsableCommand {
         Examples:
           poi gc                                     # dry run: list what is inconsistent
           poi gc --json                              # the same as one JSON object
-          poi gc --delete --min-age 3600             # cron: remove garbage older than an hour
+          poi gc --delete                            # cron: remove garbage older than an hour
+          poi gc --delete --min-age 0                # nothing else running: remove all of it
           poi gc --gridfs --uri mongodb://user:secret@db.example.com/MyDatabase
         """
     )
@@ -45,7 +46,7 @@ struct GCCommand: ParsableCommand {
     var delete = false
 
     @Option(help: ArgumentHelp("With --delete, leave items younger than this many seconds.", valueName: "seconds"))
-    var minAge: Double = 0
+    var minAge: Double = 3600
 
     func validate() throws {
         guard minAge >= 0, minAge.isFinite else { throw ValidationError("--min-age must be 0 or more seconds") }
