@@ -21,6 +21,8 @@ public final class CSVPlaceReader {
     /// Filled by the batch conversion in flight.
     private var spare = ReadItemQueue()
     private var inflight: DispatchGroup?
+    /// The read error that ended the input, thrown after the records read before it.
+    private var readError: FormatError?
     /// The batches of the conversion in flight, and emptied ones to fill again: reusing their
     /// storage saves faulting in fresh pages for every batch (a tenth of `poi check`'s time).
     private var inflightBatches: [RawCSVBatchBox] = []
@@ -66,15 +68,13 @@ public final class CSVPlaceReader {
     public func next() throws(FormatError) -> ReadItem? {
         while true {
             if let item = ready.pop() { return item }
-            if inflight == nil && exhausted { return nil }
-            var upcoming: [RawCSVBatchBox] = []
-            if !exhausted {
-                for _ in 0..<(parallelism * 2) {
-                    let b = try readBatch()
-                    if !b.batch.records.isEmpty { upcoming.append(b) } else { spareBatches.append(b) }
-                    if exhausted { break }
-                }
+            if inflight == nil && exhausted {
+                // A read error ends the file only after every record read before it came out.
+                if let e = readError { readError = nil; throw e }
+                return nil
             }
+            var upcoming: [RawCSVBatchBox] = []
+            if !exhausted { readError = readBatches(into: &upcoming) }
             if let group = inflight {
                 group.wait()
                 inflight = nil
@@ -120,20 +120,13 @@ public final class CSVPlaceReader {
         }
         while true {
             var upcoming: [RawCSVBatchBox] = []
-            if !exhausted {
-                do {
-                    for _ in 0..<(parallelism * 2) {
-                        let b = try readBatch()
-                        if !b.batch.records.isEmpty { upcoming.append(b) } else { spareBatches.append(b) }
-                        if exhausted { break }
-                    }
-                } catch {
-                    collect()  // what was read before the error still counts
-                    throw error
-                }
-            }
+            if !exhausted { readError = readBatches(into: &upcoming) }
             collect()
-            if upcoming.isEmpty { return }
+            if upcoming.isEmpty {
+                // What was read before a read error still counts; then the error ends the file.
+                if let e = readError { readError = nil; throw e }
+                return
+            }
             verdicts.reset(count: upcoming.count)
             let conv = converter, batches = upcoming
             let group = DispatchGroup()
@@ -184,10 +177,19 @@ public final class CSVPlaceReader {
         boxes = []
     }
 
-    private func readBatch() throws(FormatError) -> RawCSVBatchBox {
-        let box = spareBatches.popLast() ?? RawCSVBatchBox()
-        try fill(&box.batch)
-        return box
+    /// Tokenizes up to one set of batches (two per core) into `upcoming`. A read error ends the
+    /// input: the records before it, down to the last whole one, are kept, and the error is
+    /// returned to be thrown once they have come out.
+    private func readBatches(into upcoming: inout [RawCSVBatchBox]) -> FormatError? {
+        for _ in 0..<(parallelism * 2) {
+            let box = spareBatches.popLast() ?? RawCSVBatchBox()
+            var failure: FormatError?
+            do { try fill(&box.batch) } catch { failure = error; exhausted = true }
+            if box.batch.records.isEmpty { spareBatches.append(box) } else { upcoming.append(box) }
+            if let failure { return failure }
+            if exhausted { break }
+        }
+        return nil
     }
 
     private func fill(_ batch: inout RawCSVBatch) throws(FormatError) {

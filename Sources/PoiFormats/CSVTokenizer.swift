@@ -142,7 +142,11 @@ public final class CSVTokenizer {
             if ends.count - endsBase < maxFields { ends.append(bytes.count) } else { overflowed = true }
         }
         @inline(__always) func finish() -> RecordInfo {
-            RecordInfo(line: recordLine, overflowed: overflowed, unterminatedQuote: unterminatedQuote)
+            // Past `maxFields`, bytes were appended with no field end: drop them, or they would
+            // become the front of the next record's first field.
+            let lastEnd = ends.count > endsBase ? ends[ends.count - 1] : bytesBase
+            if bytes.count > lastEnd { bytes.removeSubrange(lastEnd...) }
+            return RecordInfo(line: recordLine, overflowed: overflowed, unterminatedQuote: unterminatedQuote)
         }
 
         while true {

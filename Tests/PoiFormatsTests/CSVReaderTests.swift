@@ -153,6 +153,14 @@ import PoiModel
         #expect(rejects[0].reason == "record exceeds the limit of 1000 bytes or 4096 fields")
     }
 
+    @Test func fieldsOverTheLimitDoNotLeakIntoTheNextRecord() throws {
+        var limits = ReadLimits()
+        limits.maxFields = 3
+        let (places, rejects) = try readAll("name,lat,lon\na,1,2,EXTRA\nb,3,4\n", options: ReadOptions(limits: limits))
+        #expect(places.map(\.name) == ["b"])
+        #expect(rejects.map(\.reason) == ["record exceeds the limit of 1048576 bytes or 3 fields"])
+    }
+
     @Test func chunkBoundariesDoNotMatter() throws {
         // Many records so CRLFs and quotes straddle the 256 KiB chunk boundary somewhere.
         var csv = "name,lat,lon,details\r\n"

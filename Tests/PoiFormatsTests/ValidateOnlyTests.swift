@@ -98,6 +98,26 @@ import PoiModel
         }
     }
 
+    @Test func recordsReadBeforeAReadErrorStillCount() throws {
+        // /proc/self/mem fails to read at offset 0 (EIO): a disk error right after 20000 rows.
+        var csv = "name,lat,lon\n"
+        for i in 0..<20_000 { csv += "n\(i),1.25,2.5\n" }
+        func source() throws -> ByteSource {
+            ByteSource(prefix: Array(csv.utf8), then: try ByteSource(path: "/proc/self/mem"))
+        }
+        var valid = 0
+        #expect(throws: FormatError.self) {
+            try CSVPlaceReader(source: try source(), parallelism: 2).validateRemaining(valid: &valid) { _, _ in }
+        }
+        #expect(valid == 20_000)
+        let reader = try CSVPlaceReader(source: try source(), parallelism: 2)
+        var places = 0
+        #expect(throws: FormatError.self) {
+            while let item = try reader.next() { if item.place != nil { places += 1 } }
+        }
+        #expect(places == 20_000)
+    }
+
     @Test func manyBatchesOnSeveralCoresKeepInputOrder() throws {
         // Over several batches of 2048 records, with a reject every 1000 records.
         var csv = "name,lat,lon\n"
