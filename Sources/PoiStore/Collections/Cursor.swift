@@ -71,8 +71,9 @@ extension MongoCollection {
     /// so client memory); nil lets the server choose.
     public func find(_ filter: BSONDocument = BSONDocument(), sort: BSONDocument? = nil,
                      projection: BSONDocument? = nil, batchSize: Int? = nil,
-                     limit: Int? = nil, skip: Int? = nil) throws(StoreError) -> MongoCursor {
+                     limit: Int? = nil, skip: Int? = nil, hint: BSONDocument? = nil) throws(StoreError) -> MongoCursor {
         var opts = BSONDocument()
+        if let hint { opts.append("hint", .document(hint)) }
         if let sort { opts.append("sort", .document(sort)) }
         if let projection { opts.append("projection", .document(projection)) }
         if let batchSize { opts.append("batchSize", .int64(Int64(batchSize))) }

@@ -40,13 +40,26 @@ public struct GridFSStore: FileStore {
             items.append((id, d["filename"]?.stringValue ?? id?.hex ?? "?"))
         }
         // Chunks of uploads that never completed (no `.files` document): bytes without a name.
-        // Streamed (not `distinct`, whose one reply is capped at 16 MB).
+        // Streamed, not `distinct` (its one reply is capped at 16 MB). The hint on the GridFS
+        // index makes it an index-only scan; without it the server would read every chunk's
+        // data. A bucket whose index is missing (chunks written by other tools) is scanned plain.
         var orphans = Set<ObjectId>()
-        let chunks = try database.collection(bucket.bucketName + ".chunks")
-            .find(BSONDocument(), projection: ["_id": 0, "files_id": 1], batchSize: 10_000)
-        while let d = try chunks.next() {
-            if let id = d["files_id"]?.objectIdValue, !withFile.contains(id), orphans.insert(id).inserted {
-                items.append((id, id.hex + " (chunks only)"))
+        let chunks = database.collection(bucket.bucketName + ".chunks")
+        for hint in [["files_id": 1, "n": 1] as BSONDocument, nil] {
+            var seen = 0
+            do {
+                let cursor = try chunks.find(BSONDocument(), projection: ["_id": 0, "files_id": 1], batchSize: 10_000, hint: hint)
+                while let d = try cursor.next() {
+                    seen += 1
+                    if let id = d["files_id"]?.objectIdValue, !withFile.contains(id), orphans.insert(id).inserted {
+                        items.append((id, id.hex + " (chunks only)"))
+                    }
+                }
+                break
+            } catch {
+                // Only the server refusing the hint (BadValue) is retried plain: a dead server is
+                // not waited out twice.
+                guard hint != nil, seen == 0, case .server = error else { throw error }
             }
         }
         return (items, [])
