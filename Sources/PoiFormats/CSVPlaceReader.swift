@@ -128,11 +128,15 @@ public final class CSVPlaceReader {
                 return
             }
             verdicts.reset(count: upcoming.count)
-            let conv = converter, batches = upcoming
+            let conv = converter, batches = upcoming, cores = parallelism
             let group = DispatchGroup()
             DispatchQueue.global().async(group: group) {
-                DispatchQueue.concurrentPerform(iterations: batches.count) { i in
-                    verdicts.set(i, conv.verdict(batches[i].batch))
+                if cores == 1 {
+                    for (i, b) in batches.enumerated() { verdicts.set(i, conv.verdict(b.batch)) }
+                } else {
+                    DispatchQueue.concurrentPerform(iterations: batches.count) { i in
+                        verdicts.set(i, conv.verdict(batches[i].batch))
+                    }
                 }
             }
             running = group
