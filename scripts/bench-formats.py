@@ -76,6 +76,19 @@ def run(cmd, prepare=None, repeat=None):
     return statistics.median(walls), rss, statistics.median(cpus)
 
 
+def run_pair(ours, peer, prepare_peer=None):
+    """Both commands, alternating run by run, so a slow spell on the machine (another VM, a
+    background job) hits both sides alike instead of one side's whole series."""
+    a, b = [], []
+    for _ in range(REPEAT):
+        a.append(run(ours, repeat=1))
+        b.append(run(peer, prepare=prepare_peer, repeat=1))
+
+    def summary(rs):
+        return (statistics.median(r[0] for r in rs), max(r[1] for r in rs), statistics.median(r[2] for r in rs))
+    return summary(a), summary(b)
+
+
 def csvswift_baseline():
     """Builds scripts/bench-formats.csvswift (CSV.swift reading the same file) once; None when
     swift or the package cannot be built (the row is then left out)."""
@@ -112,31 +125,31 @@ def main():
         t2, m2, c2 = peer
         rows.append((task, t1, m1, c1, peer_name, t2, m2, c2, t1 / t2, c1 / c2, target))
 
-    ours_csv = run([POI, "check", csv_s])
-    row("check CSV", ours_csv, run(py_csv), "python csv", "<= 0.33")
+    ours_csv, py = run_pair([POI, "check", csv_s], py_csv)
+    row("check CSV", ours_csv, py, "python csv", "<= 0.33")
     csvswift = csvswift_baseline()
     if csvswift:
         row("check CSV", ours_csv, run([csvswift, csv_s]), "CSV.swift (read)", "<= 1.0")
-    row("check GeoJSON", run([POI, "check", geo_s]), run(py_json), "python json.load", "<= 0.33")
+    row("check GeoJSON", *run_pair([POI, "check", geo_s], py_json), "python json.load", "<= 0.33")
     out = os.path.join(BENCH, "out.geojson")
     ogr = shutil.which("ogr2ogr")
-    ours_conv = run([POI, "convert", csv_s, "-o", out, "--quiet"])
+    ours_conv_cmd = [POI, "convert", csv_s, "-o", out, "--quiet"]
     if ogr:
         ogr_out = os.path.join(BENCH, "ogr.geojson")
         def clean():   # ogr2ogr refuses to overwrite: fresh output per run
             if os.path.exists(ogr_out):
                 os.remove(ogr_out)
-        peer = run([ogr, "-f", "GeoJSON", "-lco", "RFC7946=YES", "-oo", "X_POSSIBLE_NAMES=lon",
-                    "-oo", "Y_POSSIBLE_NAMES=lat", ogr_out, csv_s], prepare=clean)
+        ours_conv, peer = run_pair(ours_conv_cmd, [ogr, "-f", "GeoJSON", "-lco", "RFC7946=YES", "-oo", "X_POSSIBLE_NAMES=lon",
+                                                    "-oo", "Y_POSSIBLE_NAMES=lat", ogr_out, csv_s], prepare_peer=clean)
         row("convert CSV->GeoJSON", ours_conv, peer, "ogr2ogr RFC7946", "<= 0.5")
     else:
-        row("convert CSV->GeoJSON", ours_conv, None, "ogr2ogr (SKIPPED: gdal-bin not installed)", "")
+        row("convert CSV->GeoJSON", run(ours_conv_cmd), None, "ogr2ogr (SKIPPED: gdal-bin not installed)", "")
 
     small_csv, large_csv = run([POI, "check", csv_s]), run([POI, "check", csv_l], repeat=1)
     small_geo, large_geo = run([POI, "check", geo_s]), run([POI, "check", geo_l], repeat=1)
     conv_large = run([POI, "convert", geo_l, "-o", out, "--quiet"], repeat=1)
 
-    print(f"\nFormats benchmark: {N} places, median of {REPEAT}; wall s, CPU s (user+sys), peak RSS MB")
+    print(f"\nFormats benchmark: {N} places, median of {REPEAT} runs alternating with the peer's; wall s, CPU s (user+sys), peak RSS MB")
     print(f"{'task':<21} {'poi s':>6} {'cpu':>6} {'MB':>6}  {'peer':<17} {'peer s':>6} {'cpu':>6} {'MB':>6}"
           f"  {'wall x':>6} {'cpu x':>6}  target")
     for task, t1, m1, c1, peer, t2, m2, c2, ratio, cratio, target in rows:
