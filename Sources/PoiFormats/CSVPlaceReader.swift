@@ -128,18 +128,10 @@ public final class CSVPlaceReader {
                 return
             }
             verdicts.reset(count: upcoming.count)
-            let conv = converter, batches = upcoming, cores = parallelism
-            let group = DispatchGroup()
-            DispatchQueue.global().async(group: group) {
-                if cores == 1 {
-                    for (i, b) in batches.enumerated() { verdicts.set(i, conv.verdict(b.batch)) }
-                } else {
-                    DispatchQueue.concurrentPerform(iterations: batches.count) { i in
-                        verdicts.set(i, conv.verdict(batches[i].batch))
-                    }
-                }
+            let conv = converter, batches = upcoming
+            running = Self.inBackground(batches.count, cores: parallelism) { i in
+                verdicts.set(i, conv.verdict(batches[i].batch))
             }
-            running = group
             runningBatches = upcoming
         }
     }
@@ -150,18 +142,24 @@ public final class CSVPlaceReader {
         var total = 0
         for b in batches { starts.append(total); total += b.batch.records.count }
         spare.reset(count: total)
-        let conv = converter, queue = spare, offsets = starts, cores = parallelism
+        let conv = converter, queue = spare, offsets = starts
+        inflight = Self.inBackground(batches.count, cores: parallelism) { i in
+            conv.convert(batches[i].batch, into: queue, at: offsets[i])
+        }
+    }
+
+    /// Runs `body(0..<n)` off this thread — on all cores unless `cores` is 1 — and returns the
+    /// group to wait on. The double buffering of `next()` and `validateRemaining` both use it.
+    private static func inBackground(_ n: Int, cores: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) {
-            if cores == 1 || batches.count == 1 {
-                for (i, b) in batches.enumerated() { conv.convert(b.batch, into: queue, at: offsets[i]) }
+            if cores == 1 || n == 1 {
+                for i in 0..<n { body(i) }
             } else {
-                DispatchQueue.concurrentPerform(iterations: batches.count) { i in
-                    conv.convert(batches[i].batch, into: queue, at: offsets[i])
-                }
+                DispatchQueue.concurrentPerform(iterations: n, execute: body)
             }
         }
-        inflight = group
+        return group
     }
 
     deinit {
@@ -309,7 +307,7 @@ struct CSVRecordConverter: Sendable {
         while lo < hi && isSpace(p[lo]) { lo += 1 }
         while hi > lo && isSpace(p[hi - 1]) { hi -= 1 }
         if lo == hi { return nil }
-        for b in p where b >= 0x80 { _ = b; return nil }
+        if p.contains(where: { $0 >= 0x80 }) { return nil }
         return DecimalText.parse(utf8: UnsafeBufferPointer(rebasing: p[lo..<hi]))
     }
 
