@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make fuzz-formats SECONDS=N: libFuzzer over the PoiFormats readers, two targets (csv, geojson),
 # each run for N seconds (default 30). The harness is Swift (Fuzz/FormatsFuzz/FormatsFuzz.swift,
-# SwiftPM product poi-fuzz-formats) built with -sanitize=fuzzer,address in its own scratch path
-# (.build-fuzz; the first build compiles swift-crypto too, about a minute on 2 cores, later ones
-# seconds). Everything else lands in .fuzz/ (gitignored): seeds, corpora, logs, artifacts.
+# product poi-fuzz-formats of the Fuzz/ package, which depends on this one by path) built with
+# -sanitize=fuzzer,address in its own scratch path (.build-fuzz; the first build compiles
+# swift-crypto too, about a minute on 2 cores, later ones seconds). Everything else lands in .fuzz/ (gitignored): seeds, corpora, logs, artifacts.
 # A crash, hang, memory blow-up or a disagreement between whole and chunked reading leaves its
 # input in .fuzz/artifacts/<target>/ and the exit status is 1: fix it, then copy the input to
 # Tests/PoiFormatsTests/FuzzRegressions/<target>-<what>.<csv|geojson> so `swift test` replays it.
@@ -15,9 +15,11 @@ OUT=.fuzz
 BIN=.build-fuzz/debug/poi-fuzz-formats
 
 # The debug build keeps SwiftPM's usual flags; -DPOI_LIBFUZZER swaps the replaying main for
-# libFuzzer's driver. (ld.gold chatters about ASan-local symbols: the log shows only on failure.)
+# libFuzzer's driver. The flags go on the command line, not in Fuzz/Package.swift: -Xswiftc reaches
+# every Swift module of the build, so PoiFormats is instrumented too (coverage is what guides
+# libFuzzer), where a target's settings would reach the harness alone. (ld.gold chatters about ASan-local symbols: the log shows only on failure.)
 mkdir -p "$OUT"
-"$SWIFT" build -c debug --product poi-fuzz-formats --scratch-path .build-fuzz \
+"$SWIFT" build -c debug --package-path Fuzz --product poi-fuzz-formats --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DPOI_LIBFUZZER >"$OUT/build-formats.log" 2>&1 \
     || { grep -v "Cannot export local symbol" "$OUT/build-formats.log" >&2; exit 2; }
 

@@ -18,7 +18,7 @@
 //   2. the format's own reader directly, over a ByteSource that returns 1-16 bytes per read (as a
 //      pipe's short reads can), with one worker: every chunk boundary falls somewhere new.
 // Limits are small so the fuzzer reaches the over-limit paths without big inputs.
-import PoiFormats
+@_spi(Fuzzing) import PoiFormats
 import PoiModel
 #if canImport(Glibc)
 import Glibc

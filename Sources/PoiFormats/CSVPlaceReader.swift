@@ -12,10 +12,18 @@ public final class CSVPlaceReader {
     public let file: String
     public let header: [String]
     public let roles: [ColumnRole]
+    /// What the header kept without mapping it (`ReadNote`), once per file.
+    public let notes: [ReadNote]
     public var delimiter: UInt8 { tokenizer.delimiter }
+    /// The header line as in the input: a leading BOM, the names as quoted there, its line end.
+    public let rawHeader: RawCSVRecord
     private let tokenizer: CSVTokenizer
+    /// Items carry their records' raw bytes (`ReadOptions.keepRawRecords`).
+    private let keepRaw: Bool
     private let converter: CSVRecordConverter
     private var record = 0
+    /// Records found so far, handed out or still ahead in batches (see `PlaceReader.recordsScanned`).
+    public var recordsScanned: Int { record }
     /// Items handed out by `next()`.
     private var ready = ReadItemQueue()
     /// Filled by the batch conversion in flight.
@@ -36,12 +44,25 @@ public final class CSVPlaceReader {
     public init(source: ByteSource, options: ReadOptions = ReadOptions(), parallelism: Int? = nil) throws(FormatError) {
         file = source.name
         tokenizer = try CSVTokenizer(source: source, delimiter: options.delimiter, limits: options.limits)
-        guard try tokenizer.next() else { throw .emptyFile(file: file) }
+        guard try tokenizer.nextHeader() else { throw .emptyFile(file: file) }
         if tokenizer.overflowed {
-            throw .invalidHeader(file: file, reason: "header row exceeds the size/field limits")
+            let limits = options.limits
+            let blank = tokenizer.fieldCount == 0 || (tokenizer.fieldCount == 1 && tokenizer.field(0).isEmpty)
+            throw .invalidHeader(file: file, reason: tokenizer.fieldCount >= limits.maxFields
+                ? "the header has more than \(limits.maxFields) columns"
+                : blank ? "more than \(CSVTokenizer.maxBlankLinesBeforeHeader) blank lines and no header line; reading stopped there"
+                : "no header line within the first \(limits.maxRecordBytes) bytes (a header ends with a line break "
+                    + "within the record size limit); reading stopped there")
         }
+        rawHeader = RawCSVRecord(bytes: (tokenizer.hasBOM ? [0xEF, 0xBB, 0xBF] : []) + tokenizer.raw,
+                                 lineEndLength: tokenizer.lineEndLength, fieldCount: tokenizer.fieldCount,
+                                 unterminatedQuote: tokenizer.unterminatedQuote)
+        keepRaw = options.keepRawRecords
         var names: [String] = []
         for i in 0..<tokenizer.fieldCount {
+            if tokenizer.field(i).contains(0) {
+                throw .invalidHeader(file: file, reason: "column \(i + 1) contains a NUL byte")
+            }
             guard let s = String(validating: tokenizer.field(i), as: UTF8.self) else {
                 throw .invalidHeader(file: file, reason: "column \(i + 1) is not valid UTF-8")
             }
@@ -49,11 +70,21 @@ public final class CSVPlaceReader {
         }
         header = names
         roles = options.mapping.plan(header: names)
+        notes = options.mapping.notes(header: names, roles: roles, file: file)
         for f in [PlaceField.name, .latitude, .longitude] where !roles.contains(.field(f)) {
             let looked = options.mapping.overrides[f].map { [$0] } ?? f.aliases
+            // A column that would have been this field's, claimed by another field's mapping
+            // (`name=lat`): say so, rather than claim there is no such column.
+            for (i, column) in names.enumerated() {
+                guard case .field(let other) = roles[i], other != f,
+                      looked.contains(where: { PlaceField.normalizeColumnName($0) == PlaceField.normalizeColumnName(column) })
+                else { continue }
+                throw .columnTaken(file: file, field: f, column: column, by: other)
+            }
             throw .missingColumn(file: file, field: f, looked: looked)
         }
-        converter = CSVRecordConverter(file: file, header: names, roles: roles, limits: options.limits)
+        converter = CSVRecordConverter(file: file, header: names, roles: roles, limits: options.limits,
+                                       categorySeparators: options.categorySeparators)
         self.parallelism = max(1, min(8, parallelism ?? ProcessInfoCores.count))
     }
 
@@ -174,6 +205,8 @@ public final class CSVPlaceReader {
             box.batch.bytes.removeAll(keepingCapacity: true)
             box.batch.ends.removeAll(keepingCapacity: true)
             box.batch.records.removeAll(keepingCapacity: true)
+            box.batch.raw.removeAll(keepingCapacity: true)
+            box.batch.rawEnds.removeAll(keepingCapacity: true)
         }
         spareBatches += boxes
         boxes = []
@@ -195,13 +228,25 @@ public final class CSVPlaceReader {
     }
 
     private func fill(_ batch: inout RawCSVBatch) throws(FormatError) {
-        while batch.records.count < Self.batchRecords && batch.bytes.count < Self.batchBytes {
+        // Raw bytes count towards the batch's size, so keeping them does not grow memory.
+        while batch.records.count < Self.batchRecords && batch.bytes.count + batch.raw.count < Self.batchBytes {
             let first = batch.ends.count
-            guard let info = try tokenizer.appendRecord(bytes: &batch.bytes, ends: &batch.ends) else { exhausted = true; break }
+            let rawStart = batch.raw.count, bytesStart = batch.bytes.count
+            guard let info = try tokenizer.appendRecord(bytes: &batch.bytes, ends: &batch.ends, raw: &batch.raw, keepRaw: keepRaw)
+            else { exhausted = true; break }
+            // A row of nothing but delimiters (`,,,`, `"",,`) is skipped like a blank line: it is
+            // no record, and spreadsheets write such rows below the data.
+            if !info.overflowed && !info.unterminatedQuote && batch.bytes.count == bytesStart {
+                batch.ends.removeSubrange(first...)
+                if keepRaw { batch.raw.removeSubrange(rawStart...) }
+                continue
+            }
             record += 1
             batch.records.append(RawCSVBatch.Record(record: record, line: info.line, firstField: first,
                                                     fieldCount: batch.ends.count - first, overflowed: info.overflowed,
-                                                    unterminatedQuote: info.unterminatedQuote))
+                                                    unterminatedQuote: info.unterminatedQuote, rawKept: info.rawKept,
+                                                    lineEndLength: UInt8(info.lineEndLength)))
+            if keepRaw { batch.rawEnds.append(batch.raw.count) }
         }
     }
 }
@@ -221,11 +266,18 @@ struct RawCSVBatch: Sendable {
         var fieldCount: Int
         var overflowed: Bool
         var unterminatedQuote: Bool
+        /// The record's raw bytes are in `raw` (they end at `rawEnds[k]`).
+        var rawKept: Bool
+        var lineEndLength: UInt8
     }
     var bytes: [UInt8] = []
     /// Absolute end offset in `bytes` of every field of every record.
     var ends: [Int] = []
     var records: [Record] = []
+    /// With `keepRawRecords`, the records' raw bytes back to back, and where each record's end
+    /// (one entry per record). Kept out of `Record`, so reading without them moves no more bytes.
+    var raw: [UInt8] = []
+    var rawEnds: [Int] = []
 
 }
 
@@ -235,10 +287,13 @@ struct CSVRecordConverter: Sendable {
     let header: [String]
     let roles: [ColumnRole]
     let limits: ReadLimits
+    let categorySeparators: [UInt8]
     /// Columns of the fields the validate-only fast path looks at.
     private let nameColumn: Int, longitudeColumn: Int, latitudeColumn: Int
 
-    init(file: String, header: [String], roles: [ColumnRole], limits: ReadLimits) {
+    init(file: String, header: [String], roles: [ColumnRole], limits: ReadLimits,
+         categorySeparators: [UInt8] = Categories.defaultSeparators) {
+        self.categorySeparators = categorySeparators
         self.file = file
         self.header = header
         self.roles = roles
@@ -253,11 +308,12 @@ struct CSVRecordConverter: Sendable {
     /// turn into places, and its rejects in order.
     func verdict(_ batch: RawCSVBatch) -> CSVBatchVerdict {
         var result = CSVBatchVerdict()
+        let raw = (batch.raw, batch.rawEnds)
         batch.bytes.withUnsafeBufferPointer { bytes in
             batch.ends.withUnsafeBufferPointer { ends in
-                for r in batch.records {
+                for (k, r) in batch.records.enumerated() {
                     if certainlyValid(r, bytes: bytes, ends: ends) { result.valid += 1; continue }
-                    switch convert(r, bytes: bytes, ends: ends) {
+                    switch convert(r, k, bytes: bytes, ends: ends, raw: raw) {
                     case .place: result.valid += 1
                     case .reject(let reject, let raw): result.rejects.append((reject, raw))
                     }
@@ -315,12 +371,15 @@ struct CSVRecordConverter: Sendable {
     func convert(_ batch: RawCSVBatch, into queue: ReadItemQueue, at offset: Int) {
         batch.bytes.withUnsafeBufferPointer { bytes in
             batch.ends.withUnsafeBufferPointer { ends in
-                for (k, r) in batch.records.enumerated() { queue.set(offset + k, convert(r, bytes: bytes, ends: ends)) }
+                let raw = (batch.raw, batch.rawEnds)
+                for (k, r) in batch.records.enumerated() { queue.set(offset + k, convert(r, k, bytes: bytes, ends: ends, raw: raw)) }
             }
         }
     }
 
-    private func convert(_ r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> ReadItem {
+    /// Record `r`, the `k`th of its batch, with the batch's raw bytes and their ends.
+    private func convert(_ r: RawCSVBatch.Record, _ k: Int, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>,
+                         raw: (bytes: [UInt8], ends: [Int])) -> ReadItem {
         @inline(__always) func field(_ i: Int) -> UnsafeBufferPointer<UInt8> {
             let k = r.firstField + i
             // Records are appended back to back: a field starts where the previous one ended.
@@ -328,11 +387,14 @@ struct CSVRecordConverter: Sendable {
             return UnsafeBufferPointer(rebasing: bytes[start..<ends[k]])
         }
         let source = PlaceSource(file: file, record: r.record, position: .line(r.line))
-        func rawFields() -> [String] {
-            (0..<r.fieldCount).map { String(decoding: field($0), as: UTF8.self) }
+        func rawRecord() -> RawRecord? {
+            guard r.rawKept else { return nil }
+            let bytes = Array(raw.bytes[(k == 0 ? 0 : raw.ends[k - 1])..<raw.ends[k]])
+            return .csv(RawCSVRecord(bytes: bytes, lineEndLength: Int(r.lineEndLength), fieldCount: r.fieldCount,
+                                     unterminatedQuote: r.unterminatedQuote))
         }
         func reject(_ field: String?, _ reason: String) -> ReadItem {
-            .reject(Reject(source: source, field: field, reason: reason), raw: .csv(rawFields()))
+            .reject(Reject(source: source, field: field, reason: reason), raw: rawRecord())
         }
         if r.unterminatedQuote {
             return reject(nil, "unterminated quoted field (the file ends inside quotes)")
@@ -343,24 +405,42 @@ struct CSVRecordConverter: Sendable {
         var count = r.fieldCount
         // Trailing empty fields beyond the header (a spreadsheet's stray delimiters) are harmless.
         while count > roles.count && field(count - 1).isEmpty { count -= 1 }
-        if count != roles.count {
+        if count > roles.count {
             return reject(nil, "record has \(r.fieldCount) fields, header has \(roles.count)")
         }
         var draft = PlaceDraft(source: source)
-        for i in 0..<count {
-            let raw = field(i)
-            guard let value = decodeField(raw) else {
-                return reject(header[i], raw.contains(0) ? "contains a NUL byte" : "not valid UTF-8")
+        draft.categorySeparators = categorySeparators
+        // A short row (trailing empty cells left out, as spreadsheets export them) has its
+        // missing cells empty, as Python's csv and GDAL read it.
+        for i in 0..<roles.count {
+            var value = ""
+            if i < count {
+                let raw = field(i)
+                guard let v = decodeField(raw) else {
+                    return reject(header[i], raw.contains(0) ? "contains a NUL byte" : "not valid UTF-8")
+                }
+                value = v
             }
             switch roles[i] {
+            case .field(.categories): draft.categories = Self.categories(value)
             case .field(let f): draft[f] = .string(value)
             case .extra(let key): draft.extra.append(key, .string(value))
             }
         }
         switch PlaceValidator.validate(draft) {
-        case .success(let p): return .place(p)
-        case .failure(let rej): return .reject(rej, raw: .csv(rawFields()))
+        case .success(let p): return .place(p, raw: rawRecord())
+        case .failure(let rej): return .reject(rej, raw: rawRecord())
         }
+    }
+
+    /// A categories cell: a JSON array of strings (`["a","b"]`) is that list; anything else is
+    /// text, split by the validator.
+    static func categories(_ value: String) -> JSONValue {
+        let t = trimWhitespace(value)
+        guard t.utf8.first == 0x5B, t.utf8.last == 0x5D else { return .string(value) }
+        let parsed = try? JSONParser.parse(Array(t.utf8), maxDepth: 2)
+        guard case .array(let items)? = parsed, items.allSatisfy({ $0.stringValue != nil }) else { return .string(value) }
+        return .array(items)
     }
 
     /// UTF-8 text of a field, nil when invalid or containing NUL.

@@ -12,20 +12,37 @@ import PoiModel
 /// Accepts LF, CRLF and lone CR line ends (also inside quoted fields, where they are kept), a
 /// leading UTF-8 BOM, doubled quotes, and is lenient like Python's `csv` about stray quotes in
 /// unquoted fields. Blank lines are skipped (they are not records).
+///
+/// On request it also hands out each record's raw bytes exactly as they are in the input (quotes,
+/// doubled quotes, line end and all), so a rejected record can be given back unchanged. They are
+/// copied once per chunk a record touches, outside the byte loop, so reading without them costs
+/// nothing.
 public final class CSVTokenizer {
     public let source: ByteSource
     public let limits: ReadLimits
-    public private(set) var delimiter: UInt8 = 0x2C
+    public var delimiter: UInt8 { delim }
+    // Private storage: every access is visible to the optimizer, so appendRecord's read (once
+    // per record) needs no dynamic exclusivity check, as a public stored property would.
+    private var delim: UInt8 = 0x2C
 
-    private var buf: [UInt8] = []
-    private var pos = 0
-    private var eof = false
+    // The reading state, touched once or more per record. The tokenizer is used from one thread
+    // at a time (the reader's), so the runtime's exclusivity checks on these cannot find anything;
+    // they cost ~2 % of `poi check` (callgrind), hence `@exclusivity(unchecked)` on these only,
+    // instead of the package-wide flag a library product cannot carry.
+    @exclusivity(unchecked) private var buf: [UInt8] = []
+    @exclusivity(unchecked) private var pos = 0
+    @exclusivity(unchecked) private var eof = false
     /// Physical line of the next unread byte (1-based).
-    private var line = 1
+    @exclusivity(unchecked) private var line = 1
     /// Last line end seen was a CR: a following LF belongs to it.
-    private var pendingCR = false
+    @exclusivity(unchecked) private var pendingCR = false
     /// Inside a quoted field, the previous byte was a CR (so an LF completes a CRLF).
-    private var quotedCR = false
+    @exclusivity(unchecked) private var quotedCR = false
+    /// A read failed just after a record ended (looking for the LF of its CRLF): the record is
+    /// handed out, the error is thrown on the next call.
+    @exclusivity(unchecked) private var deferredError: FormatError?
+    /// The input starts with a UTF-8 BOM (not part of the header's raw bytes).
+    public private(set) var hasBOM = false
 
     // The current record.
     /// Field bytes, concatenated.
@@ -38,6 +55,12 @@ public final class CSVTokenizer {
     public private(set) var overflowed = false
     /// The file ended inside a quoted field.
     public private(set) var unterminatedQuote = false
+    /// The current record's bytes as in the input, from its first byte to the end of its line end
+    /// (empty when it went over the limits: see `RecordInfo.rawKept`).
+    public private(set) var raw: [UInt8] = []
+    /// How many of the last bytes of `raw` are its line end: 2 (CRLF), 1 (LF, CR), 0 (none: the
+    /// input ended).
+    public private(set) var lineEndLength = 0
 
     public init(source: ByteSource, delimiter: UInt8?, limits: ReadLimits = ReadLimits()) throws(FormatError) {
         self.source = source
@@ -49,8 +72,8 @@ public final class CSVTokenizer {
         while !eof && !(buf.count >= 3 && scanHeader(window).complete) {
             if try source.read(appendingTo: &buf) == 0 { eof = true }
         }
-        if buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF { pos = 3 }
-        self.delimiter = delimiter ?? detectDelimiter(window)
+        if buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF { pos = 3; hasBOM = true }
+        delim = delimiter ?? detectDelimiter(window)
     }
 
     public var fieldCount: Int { ends.count }
@@ -97,19 +120,49 @@ public final class CSVTokenizer {
 
     private enum State { case fieldStart, unquoted, quoted, quoteInQuoted }
 
-    /// Reads the next non-blank record into `bytes`/`ends`/`recordLine`; false at end of input.
+    /// Reads the next non-blank record into `bytes`/`ends`/`recordLine`/`raw`; false at end of input.
     public func next() throws(FormatError) -> Bool {
-        var bytes = self.bytes, ends = self.ends
+        var bytes = self.bytes, ends = self.ends, raw = self.raw
         self.bytes = []
         self.ends = []
-        defer { self.bytes = bytes; self.ends = ends }
+        self.raw = []
+        defer { self.bytes = bytes; self.ends = ends; self.raw = raw }
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
-        guard let record = try appendRecord(bytes: &bytes, ends: &ends) else { return false }
+        raw.removeAll(keepingCapacity: true)
+        guard let record = try appendRecord(bytes: &bytes, ends: &ends, raw: &raw, keepRaw: true) else { return false }
+        store(record)
+        if !record.rawKept { raw.removeAll(keepingCapacity: true) }
+        return true
+    }
+
+    /// Reads the header: like `next()`, but it stops reading as soon as the header goes over the
+    /// limits (`overflowed`), or after `maxBlankLinesBeforeHeader` blank lines (then the record
+    /// is empty and `overflowed` is set), instead of skipping to the end of the line. An
+    /// input without line ends (`/dev/zero`, a binary file) is refused after a megabyte, not
+    /// read to its end, which may never come.
+    public func nextHeader() throws(FormatError) -> Bool {
+        var bytes: [UInt8] = [], ends: [Int] = [], raw: [UInt8] = []
+        defer { self.bytes = bytes; self.ends = ends; self.raw = raw }
+        stopsWhenOverflowed = true
+        defer { stopsWhenOverflowed = false }
+        guard let record = try appendRecord(bytes: &bytes, ends: &ends, raw: &raw, keepRaw: true) else { return false }
+        store(record)
+        if !record.rawKept { raw.removeAll(keepingCapacity: true) }
+        return true
+    }
+
+    /// Blank lines `nextHeader()` skips before it gives up on finding a header.
+    public static let maxBlankLinesBeforeHeader = 4096
+
+    /// Set while reading the header (`nextHeader()`).
+    private var stopsWhenOverflowed = false
+
+    private func store(_ record: RecordInfo) {
         recordLine = record.line
         overflowed = record.overflowed
         unterminatedQuote = record.unterminatedQuote
-        return true
+        lineEndLength = record.lineEndLength
     }
 
     /// Where a record appended by `appendRecord` starts and what went wrong in it.
@@ -117,36 +170,55 @@ public final class CSVTokenizer {
         var line: Int
         var overflowed: Bool
         var unterminatedQuote: Bool
+        /// The record's raw bytes were appended (asked for, and the record is within the limits).
+        var rawKept: Bool
+        /// How many of the raw bytes are the line end (see `CSVTokenizer.lineEndLength`).
+        var lineEndLength: Int
     }
+
+    /// Bound on a record's raw bytes while it is within `limits`: every field byte a doubled
+    /// quote, every field quoted and delimited, and a CRLF. Past it the record is over the limits
+    /// anyway, and its raw bytes are dropped rather than buffered.
+    var maxRawBytes: Int { 2 * limits.maxRecordBytes + 3 * limits.maxFields + 2 }
 
     /// Appends the next non-blank record's field bytes to `bytes` and the end offset of each field
     /// (in `bytes`) to `ends`; nil at end of input. Appending straight into a caller's batch saves
-    /// copying every record twice.
-    func appendRecord(bytes: inout [UInt8], ends: inout [Int]) throws(FormatError) -> RecordInfo? {
+    /// copying every record twice. With `keepRaw`, also appends the record's raw bytes (first
+    /// byte to end of line end) to `raw`, unless the record goes over the limits (`rawKept`
+    /// false, nothing appended).
+    func appendRecord(bytes: inout [UInt8], ends: inout [Int], raw: inout [UInt8], keepRaw: Bool) throws(FormatError) -> RecordInfo? {
+        if let e = deferredError { deferredError = nil; throw e }
         // Work on locals: class properties in the hot loop would pay dynamic exclusivity checks.
-        let bytesBase = bytes.count, endsBase = ends.count
+        let bytesBase = bytes.count, endsBase = ends.count, rawBase = raw.count
+        var rawKept = keepRaw
+        let maxRaw = keepRaw ? maxRawBytes : 0
         var overflowed = false
         var unterminatedQuote = false
         var recordLine = 0
         var state = State.fieldStart
         var started = false
-        let delim = delimiter
+        let delim = self.delim
         let delimSplat = ByteSearch.splat(delim)
         let maxBytes = limits.maxRecordBytes
         let maxFields = limits.maxFields
         var line = self.line
         var quotedCR = self.quotedCR
+        var headerScanned = 0
+        var blankLines = 0
         defer { self.line = line; self.quotedCR = quotedCR }
 
         @inline(__always) func endField() {
             if ends.count - endsBase < maxFields { ends.append(bytes.count) } else { overflowed = true }
         }
-        @inline(__always) func finish() -> RecordInfo {
+        @inline(__always) func finish(lineEnd: Int) -> RecordInfo {
             // Past `maxFields`, bytes were appended with no field end: drop them, or they would
             // become the front of the next record's first field.
             let lastEnd = ends.count > endsBase ? ends[ends.count - 1] : bytesBase
             if bytes.count > lastEnd { bytes.removeSubrange(lastEnd...) }
-            return RecordInfo(line: recordLine, overflowed: overflowed, unterminatedQuote: unterminatedQuote)
+            // An over-limit record is rejected for its size; a part of it is no use to anyone.
+            if overflowed && rawKept { rawKept = false; raw.removeSubrange(rawBase...) }
+            return RecordInfo(line: recordLine, overflowed: overflowed, unterminatedQuote: unterminatedQuote,
+                              rawKept: rawKept, lineEndLength: lineEnd)
         }
 
         while true {
@@ -157,7 +229,7 @@ public final class CSVTokenizer {
                     if !started { return nil }
                     if state == .quoted { unterminatedQuote = true }
                     endField()
-                    return finish()
+                    return finish(lineEnd: 0)
                 }
             }
             // Swallow the LF of a CRLF split across chunks or records.
@@ -168,6 +240,7 @@ public final class CSVTokenizer {
             if !started { recordLine = line; started = true }
 
             var finished = false
+            let segmentStart = pos
             var i = pos
             var endedWithCR = false
             buf.withUnsafeBufferPointer { p in
@@ -245,15 +318,61 @@ public final class CSVTokenizer {
                 }
             }
             pos = i
+            if stopsWhenOverflowed && !finished {
+                // The header: a megabyte without its line end is not a CSV header; stop here
+                // rather than read on to an end that may never come.
+                headerScanned += i - segmentStart
+                if overflowed || headerScanned > maxRawBytes {
+                    overflowed = true
+                    if rawKept { rawKept = false; raw.removeSubrange(rawBase...) }
+                    if !started { started = true; recordLine = line }
+                    endField()
+                    return finish(lineEnd: 0)
+                }
+            }
+            if rawKept {
+                // Once per chunk the record touches, not per byte.
+                if raw.count - rawBase + (i - segmentStart) > maxRaw {
+                    rawKept = false
+                    raw.removeSubrange(rawBase...)
+                } else {
+                    buf.withUnsafeBufferPointer { raw.append(contentsOf: UnsafeBufferPointer(rebasing: $0[segmentStart..<i])) }
+                }
+            }
             if endedWithCR { pendingCR = true }
             if finished {
                 // A line with nothing on it is blank, not a record: skip it.
                 if ends.count == endsBase && bytes.count == bytesBase {
+                    if stopsWhenOverflowed {
+                        // Nor is an input of blank lines (`yes ''`) one that will ever hold a header.
+                        blankLines += 1
+                        if blankLines > Self.maxBlankLinesBeforeHeader {
+                            overflowed = true
+                            if rawKept { rawKept = false; raw.removeSubrange(rawBase...) }
+                            return finish(lineEnd: 0)
+                        }
+                    }
                     started = false
+                    state = .fieldStart
+                    if keepRaw { rawKept = true; raw.removeSubrange(rawBase...) }
                     continue
                 }
+                var lineEnd = 1
+                if endedWithCR && keepRaw {
+                    // The raw record ends with its whole line end: look for the LF of a CRLF now
+                    // (it may be in the next chunk) rather than when the next record starts.
+                    if pos >= buf.count && !eof {
+                        do { try fill() } catch { deferredError = error }
+                    }
+                    if pos < buf.count && buf[pos] == 0x0A {
+                        pos += 1
+                        pendingCR = false
+                        lineEnd = 2
+                        if rawKept { raw.append(0x0A) }
+                    }
+                }
                 endField()
-                return finish()
+                return finish(lineEnd: lineEnd)
             }
         }
     }

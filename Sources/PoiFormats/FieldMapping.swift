@@ -11,32 +11,6 @@ public struct FieldMapping: Sendable, Equatable {
 
     public init(overrides: [PlaceField: String]) { self.overrides = overrides }
 
-    /// Why a `--field` argument is refused (user-facing).
-    public struct ArgumentError: Error, Sendable, Equatable, CustomStringConvertible {
-        public var description: String
-    }
-
-    /// Parses repeated `FIELD=COLUMN` arguments (`--field name=Title --field id=source_id`).
-    public init(arguments: [String]) throws(ArgumentError) {
-        for arg in arguments {
-            guard let eq = arg.firstIndex(of: "=") else {
-                throw ArgumentError(description: "--field \(arg): expected FIELD=COLUMN, e.g. name=Title")
-            }
-            let f = String(arg[..<eq]), column = String(arg[arg.index(after: eq)...])
-            guard let field = PlaceField(argument: f) else {
-                let known = PlaceField.allCases.map(\.rawValue).joined(separator: ", ")
-                throw ArgumentError(description: "--field \(arg): unknown field '\(f)' (fields: \(known))")
-            }
-            guard !trimWhitespace(column).isEmpty else {
-                throw ArgumentError(description: "--field \(arg): empty column name")
-            }
-            if let old = overrides[field], old != column {
-                throw ArgumentError(description: "--field \(arg): \(field.rawValue) is already mapped to '\(old)'")
-            }
-            overrides[field] = column
-        }
-    }
-
     /// The field a column/property name maps to before first-come-first-served conflicts are
     /// resolved, or nil for `extra`. An overridden field is no longer matched by its aliases.
     public func field(forColumn column: String) -> PlaceField? {
@@ -52,13 +26,20 @@ public struct FieldMapping: Sendable, Equatable {
 
     /// What each column of a header becomes: the first column claiming a field gets it, later
     /// ones go to `extra`. Extra keys are made unique ("a", "a#2") and blank names become
-    /// "column N" so no value is lost.
+    /// "column N" so no value is lost. A name ending in " (extra)" — how `poi convert` and
+    /// `poi export` write an extra whose name collides with a property they write — is an extra
+    /// under the name without it.
     public func plan(header: [String]) -> [ColumnRole] {
         var taken = Set<PlaceField>()
         var keys = Set<String>()
         var roles: [ColumnRole] = []
         for (i, raw) in header.enumerated() {
             let name = trimWhitespace(raw)
+            if let own = FieldMapping.extraName(name), !keys.contains(own) {
+                keys.insert(own)
+                roles.append(.extra(own))
+                continue
+            }
             if let f = field(forColumn: name), !taken.contains(f) {
                 taken.insert(f)
                 roles.append(.field(f))
@@ -77,27 +58,154 @@ public struct FieldMapping: Sendable, Equatable {
     }
 }
 
+extension FieldMapping {
+    /// The suffix a writer gives an extra whose name collides with a property it writes itself.
+    public static let extraSuffix = " (extra)"
+
+    /// "placename (extra)" → "placename"; nil for a name without the suffix.
+    public static func extraName(_ name: String) -> String? {
+        guard name.hasSuffix(extraSuffix), name.utf8.count > extraSuffix.utf8.count else { return nil }
+        return String(name.dropLast(extraSuffix.count))
+    }
+
+    /// Names PoiKit writes itself, on documents (`created_at`, `updated_at`, `imageId`,
+    /// `thumbnailId`) or in rejects files (`_line`, `_feature`, `_field`, `_reason`). A column
+    /// with one of these names is kept under `extra` like any other, with a note.
+    public static let reservedNames: [String] = ["created_at", "updated_at", "imageId", "thumbnailId",
+                                                 "_line", "_feature", "_field", "_reason"]
+
+    /// The notes a CSV header earns: columns named like what PoiKit writes, columns that name a
+    /// field another column already took, and unmapped columns that look like an unmapped field.
+    public func notes(header: [String], roles: [ColumnRole], file: String) -> [ReadNote] {
+        var notes: [ReadNote] = []
+        let mapped = Set(roles.compactMap { if case .field(let f) = $0 { return f } else { return nil } })
+        var firstColumn: [PlaceField: String] = [:]
+        for (i, role) in roles.enumerated() {
+            let name = trimWhitespace(header[i])
+            switch role {
+            case .field(let f): firstColumn[f] = name
+            case .extra(let key):
+                if FieldMapping.extraName(name) != nil { continue }
+                if FieldMapping.reservedNames.contains(name) {
+                    notes.append(ReadNote(file: file, kind: .reservedName, name: name, key: key))
+                } else if let f = field(forColumn: name), let first = firstColumn[f] {
+                    notes.append(ReadNote(file: file, kind: .alreadyTaken(f, by: first), name: name, key: key))
+                } else if field(forColumn: name) == nil, let f = PlaceField.lookalike(column: name), !mapped.contains(f) {
+                    notes.append(ReadNote(file: file, kind: .looksLike(f), name: name, key: key))
+                }
+            }
+        }
+        return notes
+    }
+}
+
+/// Something a reader kept but could not map, said once per file so nothing is lost silently
+/// (the CLI prints it, adding the `--field` that would map it). `message` names no flags.
+public struct ReadNote: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        /// A name PoiKit writes itself (`FieldMapping.reservedNames`): kept under `extra`.
+        case reservedName
+        /// Names `field`, which an earlier column/property (`by`) already gave: kept under `extra`.
+        case alreadyTaken(PlaceField, by: String)
+        /// Unmapped, but looks like `field`, which nothing mapped: kept under `extra`.
+        case looksLike(PlaceField)
+        /// A property named like `field` holding a JSON type the field cannot take: kept under `extra`.
+        case wrongType(PlaceField, type: String)
+    }
+    public var file: String
+    public var kind: Kind
+    /// The column or property as the input names it.
+    public var name: String
+    /// Its key under `extra`.
+    public var key: String
+    /// "column" (CSV) or "property" (GeoJSON).
+    public var noun: String
+
+    public init(file: String, kind: Kind, name: String, key: String, noun: String = "column") {
+        self.file = file
+        self.kind = kind
+        self.name = name
+        self.key = key
+        self.noun = noun
+    }
+
+    /// The field a `--field FIELD=NAME` would give this column, when that is the likely fix.
+    public var suggestedField: PlaceField? { if case .looksLike(let f) = kind { return f } else { return nil } }
+
+    /// `column "image_url" looks like the image`.
+    public var message: String {
+        let what = "\(noun) \"\(name)\""
+        switch kind {
+        case .reservedName: return "\(what) is a name PoiKit writes itself; kept as extra.\(key)"
+        case .alreadyTaken(let f, let by):
+            return "\(what) names the \(f.rawValue), already taken by \(noun) \"\(by)\"; kept as extra.\(key)"
+        case .looksLike(let f): return "\(what) looks like the \(f.rawValue)"
+        case .wrongType(let f, let type): return "\(what) looks like the \(f.rawValue) but holds \(type == "object" || type == "array" ? "an" : "a") \(type); kept as extra.\(key)"
+        }
+    }
+}
+
 /// What a column becomes.
 public enum ColumnRole: Sendable, Equatable {
     case field(PlaceField)
     case extra(String)
 }
 
-/// The raw form of a rejected record, so PoiJobs can write a rejects file in the input's format.
+/// A record exactly as it is in the input (with `ReadOptions.keepRawRecords`), so PoiJobs can
+/// give a record refused at any stage back unchanged in a rejects file.
 public enum RawRecord: Sendable, Hashable {
-    /// CSV fields as text (invalid UTF-8 replaced by U+FFFD).
-    case csv([String])
-    /// The feature as parsed, when it parsed at all.
-    case feature(JSONValue)
+    case csv(RawCSVRecord)
+    /// The feature's bytes as written, from its `{` to its `}` (no RS, separator or indentation
+    /// around it).
+    case feature([UInt8])
 }
 
-/// One result of a reader: a valid place or a reject. Readers keep going after rejects.
+/// A CSV record's bytes as in the input: from its first byte (after blank lines and the LF of
+/// the line end before it) to the end of its own line end, quotes, doubled quotes and line breaks
+/// inside quotes included.
+///
+/// Sixteen bytes besides the bytes themselves: every item of a reader has room for one, and an
+/// allocation per record is all keeping them costs (a boxed one cost a second).
+public struct RawCSVRecord: Sendable, Hashable {
+    public var bytes: [UInt8]
+    private var fields: UInt32
+    private var lineEndCount: UInt8
+    /// The input ended inside a quoted field of this record.
+    public var unterminatedQuote: Bool
+
+    /// How many of the last `bytes` are the line end: 2 for CRLF, 1 for LF or CR, 0 when the
+    /// input ends without one (or inside quotes).
+    public var lineEndLength: Int { Int(lineEndCount) }
+    /// Fields in the record, as the tokenizer split it.
+    public var fieldCount: Int { Int(fields) }
+
+    public init(bytes: [UInt8], lineEndLength: Int, fieldCount: Int, unterminatedQuote: Bool = false) {
+        precondition((0...2).contains(lineEndLength) && fieldCount >= 0)
+        self.bytes = bytes
+        self.lineEndCount = UInt8(lineEndLength)
+        self.fields = UInt32(clamping: fieldCount)
+        self.unterminatedQuote = unterminatedQuote
+    }
+
+    /// The record without its line end.
+    public var content: ArraySlice<UInt8> { bytes.dropLast(lineEndLength) }
+    public var lineEnd: ArraySlice<UInt8> { bytes.suffix(lineEndLength) }
+}
+
+/// One result of a reader: a valid place or a reject, each with its record's raw bytes when
+/// `ReadOptions.keepRawRecords` asked for them (nil otherwise, and for records over the size
+/// limits or whose framing is broken). Readers keep going after rejects.
 public enum ReadItem: Sendable {
-    case place(Place)
+    case place(Place, raw: RawRecord? = nil)
     case reject(Reject, raw: RawRecord?)
 
-    public var place: Place? { if case .place(let p) = self { return p } else { return nil } }
+    public var place: Place? { if case .place(let p, _) = self { return p } else { return nil } }
     public var reject: Reject? { if case .reject(let r, _) = self { return r } else { return nil } }
+    public var raw: RawRecord? {
+        switch self {
+        case .place(_, let raw), .reject(_, let raw): return raw
+        }
+    }
 }
 
 /// Options shared by every reader (and by `poi check`, `convert`, `import`).
@@ -106,10 +214,18 @@ public struct ReadOptions: Sendable, Equatable {
     /// CSV delimiter; nil detects it from the header among `,` `;` tab `|`.
     public var delimiter: UInt8?
     public var limits: ReadLimits
+    /// Hand out each record's raw bytes with its item (`ReadItem.raw`), for rejects files. Off,
+    /// reading copies nothing extra: `poi check` and `poi convert` leave it off.
+    public var keepRawRecords: Bool
+    /// ASCII bytes categories text is split on (default `;` and `|`; a cell or property holding
+    /// a JSON array of strings is a list whatever these are).
+    public var categorySeparators: [UInt8] = Categories.defaultSeparators
 
-    public init(mapping: FieldMapping = FieldMapping(), delimiter: UInt8? = nil, limits: ReadLimits = ReadLimits()) {
+    public init(mapping: FieldMapping = FieldMapping(), delimiter: UInt8? = nil, limits: ReadLimits = ReadLimits(),
+                keepRawRecords: Bool = false) {
         self.mapping = mapping
         self.delimiter = delimiter
         self.limits = limits
+        self.keepRawRecords = keepRawRecords
     }
 }

@@ -1,7 +1,8 @@
 import PoiModel
 
 /// A problem that stops reading a whole file (as opposed to a `Reject`, which skips one record).
-/// `poi check` exits 2 on these.
+/// `poi check` exits 2 on these. Messages say what is wrong, not which option fixes it: the CLI
+/// adds that (e.g. how to name a missing column's field).
 public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case cannotOpen(file: String, reason: String)
     case readFailed(file: String, reason: String)
@@ -10,6 +11,9 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidHeader(file: String, reason: String)
     case missingColumn(file: String, field: PlaceField, looked: [String])
     case unknownFormat(file: String)
+    /// The column `field` would be read from (by name or by its mapping) is mapped to another
+    /// field, `by` (a mapping such as name=lat took the latitude's column).
+    case columnTaken(file: String, field: PlaceField, column: String, by: PlaceField)
 
     public var description: String {
         switch self {
@@ -19,9 +23,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .emptyFile(let f): return "\(f): file is empty (no header row)"
         case .invalidHeader(let f, let r): return "\(f): invalid header: \(r)"
         case .missingColumn(let f, let field, let looked):
-            return "\(f): no \(field.rawValue) column (looked for \(looked.joined(separator: ", "))); "
-                + "name it with --field \(field.rawValue)=COLUMN"
+            return "\(f): no \(field.rawValue) column (looked for \(looked.joined(separator: ", ")))"
         case .unknownFormat(let f): return "\(f): neither CSV nor GeoJSON"
+        case .columnTaken(let f, let field, let column, let other):
+            return "\(f): no \(field.rawValue) column: column \(column) is mapped to \(other.rawValue)"
         }
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import PoiModel
+import Synchronization
 
 /// Streams places out of GeoJSON: a FeatureCollection (feature by feature — the `features` array
 /// is never held whole), a single Feature, GeoJSON Text Sequences (RFC 8142, RS-separated) or
@@ -20,6 +21,8 @@ public final class GeoJSONReader {
     /// Bytes dropped from the front of `buf` so far (for byte offsets in messages).
     private var dropped = 0
     private var record = 0
+    /// Features found so far, handed out or still ahead in batches (see `PlaceReader.recordsScanned`).
+    public var recordsScanned: Int { record }
     private var featureIndex = 0
     private var isSequence = false
     private let mapper: FeatureMapper
@@ -36,6 +39,12 @@ public final class GeoJSONReader {
     private var top = JSONObject()
     private var topError: String?
     private var topStart = 0
+    /// With `keepRawRecords`, the bytes of the top-level object being read (a single Feature, or
+    /// one of a sequence): `topRaw` holds what compaction has already moved out of `buf`, and
+    /// `topRawFrom` is where the rest starts in `buf`. Nil when not capturing: not asked, a
+    /// FeatureCollection (its features are framed one by one), or over `maxFeatureBytes`.
+    private var topRaw: [UInt8] = []
+    private var topRawFrom: Int?
 
     public init(source: ByteSource, options: ReadOptions = ReadOptions()) throws(FormatError) {
         self.source = source
@@ -59,12 +68,25 @@ public final class GeoJSONReader {
         try self.init(source: ByteSource(path: path), options: options)
     }
 
+    /// What the features read so far kept without mapping it (`ReadNote`), each once, in the
+    /// order first met.
+    public var notes: [ReadNote] { mapper.notes.all.map { var n = $0; n.file = file; return n } }
+
     // MARK: buffer
 
     /// Makes at least `n` bytes available after `pos`, unless the file ends first.
     private func ensure(_ n: Int) throws(FormatError) {
         while buf.count - pos < n && !eof {
             if pos > 0 && pos >= buf.count / 2 {
+                if let from = topRawFrom {
+                    if topRaw.count + (pos - from) > options.limits.maxFeatureBytes {
+                        topRawFrom = nil
+                        topRaw = []
+                    } else {
+                        topRaw.append(contentsOf: buf[from..<pos])
+                        topRawFrom = 0
+                    }
+                }
                 buf.removeSubrange(0..<pos)
                 dropped += pos
                 pos = 0
@@ -227,6 +249,10 @@ public final class GeoJSONReader {
                     return broken("expected a GeoJSON object, found '\(Unicode.Scalar(b).escaped(asASCII: true))'")
                 }
                 topStart = dropped + pos
+                if options.keepRawRecords {
+                    topRaw.removeAll(keepingCapacity: true)
+                    topRawFrom = pos
+                }
                 pos += 1
                 top = JSONObject()
                 topError = nil
@@ -255,6 +281,8 @@ public final class GeoJSONReader {
                     pos += 1
                     top.append("features", .array([]))  // marks a streamed collection
                     phase = .inFeatures(first: true)
+                    topRawFrom = nil
+                    topRaw = []
                     continue
                 }
                 switch try scanValue() {
@@ -333,6 +361,14 @@ public final class GeoJSONReader {
     /// A top-level object ended: a Feature (single or in a sequence) yields a place or reject;
     /// a FeatureCollection has already streamed its features.
     private func finishTopObject() -> ReadItem? {
+        var raw: RawRecord?
+        if let from = topRawFrom {
+            if topRaw.count + (pos - from) <= options.limits.maxFeatureBytes {
+                raw = .feature(topRaw + buf[from..<pos])
+            }
+            topRawFrom = nil
+            topRaw.removeAll(keepingCapacity: true)
+        }
         if top.contains("features") && top["type"] != .string("Feature") {
             if let e = topError {
                 record += 1
@@ -346,17 +382,19 @@ public final class GeoJSONReader {
         record += 1
         let source = PlaceSource(file: file, record: record, position: .feature(index))
         if let e = topError {
-            return .reject(Reject(source: source, field: nil, reason: "invalid JSON: \(e)"), raw: nil)
+            return .reject(Reject(source: source, field: nil, reason: "invalid JSON: \(e)"), raw: raw)
         }
         if case .string(let t)? = top["type"], t != "Feature" {
             return .reject(Reject(source: source, field: "type",
-                                  reason: "top-level type \(t) not supported; FeatureCollection, Feature or a sequence of Features required"), raw: .feature(.object(top)))
+                                  reason: "top-level type \(t) not supported; FeatureCollection, Feature or a sequence of Features required"), raw: raw)
         }
-        return mapper.map(.object(top), source: source, cache: &fieldCache)
+        return mapper.map(.object(top), source: source, cache: &fieldCache, raw: raw)
     }
 
     /// Framing is broken: report once, then stop — or, in an RFC 8142 sequence, resume at the next RS.
     private func broken(_ why: String) -> ReadItem {
+        topRawFrom = nil
+        topRaw = []
         record += 1
         let offset = dropped + pos
         let reject = Reject(source: PlaceSource(file: file, record: record, position: .feature(featureIndex)),
@@ -406,8 +444,18 @@ struct FeatureBatch: Sendable {
 
 /// Feature JSON → `ReadItem`: GeoJSON rules, field mapping and validation. Pure, so batches are
 /// converted in parallel.
+/// Notes found by the mapper's workers, each kept once.
+final class NoteCollector: Sendable {
+    private let state = Mutex<(seen: Set<ReadNote>, list: [ReadNote])>(([], []))
+    func add(_ note: ReadNote) {
+        state.withLock { s in if s.seen.insert(note).inserted { s.list.append(note) } }
+    }
+    var all: [ReadNote] { state.withLock { $0.list } }
+}
+
 struct FeatureMapper: Sendable {
     let options: ReadOptions
+    let notes = NoteCollector()
 
 
     /// Property name → field, memoised: features repeat the same few keys, and normalising a
@@ -442,17 +490,19 @@ struct FeatureMapper: Sendable {
                     try JSONParser.parse(UnsafeBufferPointer(rebasing: p[range]), maxDepth: options.limits.maxDepth)
                 }
             }
+            // The framed bytes are the feature as written: a copy only when asked for.
+            let raw = options.keepRawRecords ? RawRecord.feature(Array(batch.bytes[range])) : nil
             switch parsed {
-            case .success(let v): return map(v, source: source, cache: &cache)
+            case .success(let v): return map(v, source: source, cache: &cache, raw: raw)
             case .failure(let err):
-                return .reject(Reject(source: source, field: nil, reason: "invalid JSON: \(err.message)"), raw: nil)
+                return .reject(Reject(source: source, field: nil, reason: "invalid JSON: \(err.message)"), raw: raw)
             }
         }
     }
 
-    func map(_ v: JSONValue, source: PlaceSource, cache: inout [String: PlaceField?]) -> ReadItem {
+    func map(_ v: JSONValue, source: PlaceSource, cache: inout [String: PlaceField?], raw: RawRecord?) -> ReadItem {
         func reject(_ field: String?, _ reason: String) -> ReadItem {
-            .reject(Reject(source: source, field: field, reason: reason), raw: .feature(v))
+            .reject(Reject(source: source, field: field, reason: reason), raw: raw)
         }
         guard case .object(let f) = v else { return reject(nil, "feature must be an object, got \(v.typeName)") }
         switch f["type"] {
@@ -472,9 +522,10 @@ struct FeatureMapper: Sendable {
             guard case .array(let c)? = g["coordinates"], c.count >= 2 else {
                 return reject("geometry", "Point coordinates must be [longitude, latitude]")
             }
-            // Altitude (a third position) has no place in the model and is not kept.
             draft.longitude = c[0]
             draft.latitude = c[1]
+            // Altitude (RFC 7946 §3.1.1), kept; further values are ignored, as the RFC allows.
+            if c.count >= 3 { draft.altitude = c[2] }
         case let g?: return reject("geometry", "geometry must be an object, got \(g.typeName)")
         }
         switch f["id"] {
@@ -482,26 +533,64 @@ struct FeatureMapper: Sendable {
         case .string?, .integer?, .double?: draft.id = f["id"]
         case let i?: return reject("id", "id must be a string or a number, got \(i.typeName)")
         }
+        draft.categorySeparators = options.categorySeparators
         switch f["properties"] {
         case nil, .null?: break
         case .object(let props)?:
             var taken = FieldSet()
             for m in props.members {
+                // "placename (extra)": an export's extra named like one of its own properties.
+                if m.key.utf8.last == 0x29, let own = FieldMapping.extraName(m.key), !draft.extra.contains(own),
+                   !props.members.contains(where: { $0.key == own && field(forProperty: own, cache: &cache) == nil }) {
+                    draft.extra.append(own, m.value)
+                    continue
+                }
                 if let field = field(forProperty: m.key, cache: &cache), !taken.contains(field),
                    field != .latitude, field != .longitude, !(field == .id && draft.id != nil) {
+                    // An optional text field given a non-string (an `address` object): the value
+                    // is kept under extra as it is, rather than losing the feature.
+                    if field == .placename || field == .details || field == .image, m.value != .null, m.value.stringValue == nil {
+                        if !draft.extra.contains(m.key) {
+                            notes.add(ReadNote(file: "", kind: .wrongType(field, type: m.value.typeName), name: m.key,
+                                               key: m.key, noun: "property"))
+                            draft.extra.append(m.key, m.value)
+                            continue
+                        }
+                    }
                     taken.insert(field)
                     draft[field] = m.value
                 } else {
+                    if m.key.utf8.first == 0x5F,  // `_feature`, `_field`, `_reason`: from a rejects file
+                       FieldMapping.reservedNames.contains(m.key), !PlaceFormatsGenerated.names.contains(m.key) {
+                        notes.add(ReadNote(file: "", kind: .reservedName, name: m.key, key: m.key, noun: "property"))
+                    }
                     draft.extra.append(m.key, m.value)
                 }
             }
         case let p?: return reject("properties", "properties must be an object, got \(p.typeName)")
         }
         switch PlaceValidator.validate(draft) {
-        case .success(let p): return .place(p)
-        case .failure(let r): return .reject(r, raw: .feature(v))
+        case .success(let p): return .place(p, raw: raw)
+        case .failure(var r):
+            // A field given by a property of another name (`title` for the name): the reject names
+            // the property the user wrote. Looked up here, off the common path.
+            // (Coordinates come from the geometry, and a Feature `id` beats an id property.)
+            if let name = r.field, let wanted = PlaceField(rawValue: name), wanted != .latitude, wanted != .longitude,
+               !(wanted == .id && draft.id != nil), case .object(let props)? = f["properties"],
+               let given = props.members.first(where: { field(forProperty: $0.key, cache: &cache) == wanted })?.key,
+               given != name {
+                r.field = given
+                if r.reason.hasPrefix(name) { r.reason = "\(given) (the \(name))" + r.reason.dropFirst(name.count) }
+            }
+            return .reject(r, raw: raw)
         }
     }
+}
+
+/// Properties PoiKit's own exports write (ids, timestamps): an import of an export recomputes
+/// them, so they are not noted as kept.
+enum PlaceFormatsGenerated {
+    static let names: Set<String> = ["imageId", "thumbnailId", "created_at", "updated_at"]
 }
 
 /// A set of `PlaceField`s as a bitmask: per-feature bookkeeping without hashing.

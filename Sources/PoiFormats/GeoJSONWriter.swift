@@ -5,11 +5,14 @@ public struct GeoJSONFeature: Sendable, Hashable {
     /// Feature `id`: the stored place's `_id` hex for exports; nil to omit.
     public var id: JSONValue?
     public var coordinate: Coordinate
+    /// The position's third value, written as given (shortest round-trip form); nil for none.
+    public var altitude: Double?
     /// Written in order. Keys must be unique (`placeProperties` guarantees it).
     public var properties: JSONObject
 
-    public init(id: JSONValue? = nil, coordinate: Coordinate, properties: JSONObject) {
+    public init(id: JSONValue? = nil, coordinate: Coordinate, altitude: Double? = nil, properties: JSONObject) {
         self.id = id
+        self.altitude = altitude
         self.coordinate = coordinate
         self.properties = properties
     }
@@ -33,7 +36,7 @@ public struct GeoJSONFeature: Sendable, Hashable {
             while props.contains(key) { key += " (extra)" }
             props.append(key, m.value)
         }
-        self.init(id: id, coordinate: place.coordinate, properties: props)
+        self.init(id: id, coordinate: place.coordinate, altitude: place.altitude, properties: props)
     }
 }
 
@@ -41,26 +44,31 @@ public struct GeoJSONFeature: Sendable, Hashable {
 /// feature as RS + JSON + LF). Memory is one 64 KiB buffer whatever the number of features.
 ///
 /// Output is deterministic (member order as given, fixed number formatting): coordinates are
-/// rounded to `precision` decimals and written without exponent and without "-0"; other
-/// numbers use Swift's shortest round-trip form; strings escape `"` `\` and every control
-/// character, plus U+2028/U+2029 (valid JSON, but they break JavaScript consumers).
+/// written exactly as stored — the shortest decimal that reads back as the same double, as any
+/// language's JSON writer does, but without exponent and without "-0" — or, when `precision`
+/// is given, rounded half away from zero to that many decimals; other numbers use Swift's
+/// shortest round-trip form, doubles keep a fraction or exponent and their sign (`5.0`, `-0.0`)
+/// so they read back as the same double; strings escape `"` `\` and every control character,
+/// plus U+2028/U+2029 (valid JSON, but they break JavaScript consumers).
 public struct GeoJSONWriter<Sink: ByteSink> {
     public enum Style: Sendable { case featureCollection, sequence }
 
     public private(set) var sink: Sink
     public let style: Style
-    public let precision: Int
+    /// Decimals coordinates are rounded to; nil: exact (shortest round trip).
+    public let precision: Int?
     private var buffer: [UInt8] = []
     private var count = 0
     private var started = false
     private var finished = false
     private static var flushAt: Int { 64 * 1024 }
 
-    /// `precision` is clamped to 0...15 decimals (RFC 7946 §11.2 suggests 6 or 7; 7 ≈ 1 cm).
-    public init(sink: Sink, style: Style = .featureCollection, precision: Int = 7) {
+    /// `precision`, when given, is clamped to 0...15 decimals (RFC 7946 §11.2 suggests 6 or 7
+    /// for new data; 7 ≈ 1 cm). The default, nil, writes coordinates exactly.
+    public init(sink: Sink, style: Style = .featureCollection, precision: Int? = nil) {
         self.sink = sink
         self.style = style
-        self.precision = max(0, min(15, precision))
+        self.precision = precision.map { max(0, min(15, $0)) }
         buffer.reserveCapacity(Self.flushAt + 4096)
     }
 
@@ -123,9 +131,19 @@ public struct GeoJSONWriter<Sink: ByteSink> {
             buffer.append(0x2C)
         }
         buffer.append(contentsOf: #""geometry":{"type":"Point","coordinates":["#.utf8)
-        FixedDecimal.append(f.coordinate.longitude, places: precision, trimZeros: true, to: &buffer)
-        buffer.append(0x2C)
-        FixedDecimal.append(f.coordinate.latitude, places: precision, trimZeros: true, to: &buffer)
+        if let precision {
+            FixedDecimal.append(f.coordinate.longitude, places: precision, trimZeros: true, to: &buffer)
+            buffer.append(0x2C)
+            FixedDecimal.append(f.coordinate.latitude, places: precision, trimZeros: true, to: &buffer)
+        } else {
+            ShortestDecimal.appendFixed(f.coordinate.longitude, to: &buffer)
+            buffer.append(0x2C)
+            ShortestDecimal.appendFixed(f.coordinate.latitude, to: &buffer)
+        }
+        if let altitude = f.altitude, altitude.isFinite {
+            buffer.append(0x2C)
+            JSONEncoding.append(.double(altitude), to: &buffer)
+        }
         buffer.append(contentsOf: #"]},"properties":"#.utf8)
         JSONEncoding.append(.object(f.properties), to: &buffer)
         buffer.append(0x7D)
@@ -144,9 +162,11 @@ public enum JSONEncoding {
         case .double(let d):
             if !d.isFinite {
                 out.append(contentsOf: "null".utf8)  // unreachable from readers; JSON has no Inf/NaN
+            } else if d == 0 {
+                out.append(contentsOf: (d.sign == .minus ? "-0.0" : "0.0").utf8)  // the sign survives
             } else if d == d.rounded(.towardZero) && abs(d) < 1e15 {
                 // Integral doubles keep a ".0" so they read back as doubles (types survive a
-                // round trip), and never "-0".
+                // round trip).
                 let i = Int64(d)
                 if i < 0 { out.append(0x2D) }
                 FixedDecimal.appendDigits(i.magnitude, to: &out)
@@ -215,5 +235,53 @@ public enum JSONEncoding {
             if n > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<n])) }
         }
         out.append(0x22)
+    }
+}
+
+/// The shortest decimal that reads back as the same double (Swift's `description`, the digits
+/// every language's JSON writer gives), written without exponent and without "-0": exact
+/// coordinates in GeoJSON. 28.000000001 stays 28.000000001, 1e-7 is 0.0000001, 28.0 is 28.
+public enum ShortestDecimal {
+    public static func appendFixed(_ value: Double, to out: inout [UInt8]) {
+        guard value.isFinite, value != 0 else { out.append(0x30); return }
+        if value < 0 { out.append(0x2D) }
+        let text = Array(value.magnitude.description.utf8)
+        // Split "d.ddde±x" (or "ddd.ddd") into digits and the position of the decimal point.
+        var digits: [UInt8] = []
+        var point = -1
+        var exponent = 0
+        var i = 0
+        while i < text.count {
+            let c = text[i]
+            if c == 0x2E { point = digits.count }
+            else if c == 0x65 || c == 0x45 {
+                exponent = Int(String(decoding: text[(i + 1)...], as: UTF8.self)) ?? 0
+                break
+            } else { digits.append(c) }
+            i += 1
+        }
+        if point < 0 { point = digits.count }
+        point += exponent
+        // Trim leading zeros (keeping the point's place) and trailing zeros after the point.
+        while digits.count > 1, digits.first == 0x30, point > 1 { digits.removeFirst(); point -= 1 }
+        while digits.count > max(point, 1), digits.last == 0x30 { digits.removeLast() }
+        if point <= 0 {
+            out.append(contentsOf: [0x30, 0x2E])
+            for _ in 0..<(-point) { out.append(0x30) }
+            out.append(contentsOf: digits)
+        } else if point >= digits.count {
+            out.append(contentsOf: digits)
+            for _ in 0..<(point - digits.count) { out.append(0x30) }
+        } else {
+            out.append(contentsOf: digits[..<point])
+            out.append(0x2E)
+            out.append(contentsOf: digits[point...])
+        }
+    }
+
+    public static func fixedString(_ value: Double) -> String {
+        var b: [UInt8] = []
+        appendFixed(value, to: &b)
+        return String(decoding: b, as: UTF8.self)
     }
 }

@@ -157,6 +157,13 @@ public struct JSONParser: ~Copyable {
             for k in intStart..<i { v = v * 10 + Int64(p[k] &- 0x30) }
             return .integer(negative ? -v : v)
         }
+        if isInteger && intDigits == 19 {
+            // 19 digits may still fit: Int64 covers -9223372036854775808...9223372036854775807.
+            var v: UInt64 = 0
+            for k in intStart..<i { v = v &* 10 &+ UInt64(p[k] &- 0x30) }
+            if v <= UInt64(Int64.max) { return .integer(negative ? -Int64(v) : Int64(v)) }
+            if negative && v == UInt64(Int64.max) + 1 { return .integer(Int64.min) }
+        }
         // Fast exact path (Clinger): ≤ 15 significant digits and a power of ten ≤ 22 divide exactly.
         if !hasExp && intDigits + fracDigits <= 15 {
             var m: Int64 = 0
@@ -168,6 +175,11 @@ public struct JSONParser: ~Copyable {
         guard let d = Double(text), d.isFinite else {
             i = start
             throw fail("number \(text.prefix(40)) is out of range")
+        }
+        // Underflow (`1e-400` reads as 0) is refused like overflow: never a silently different number.
+        if d == 0, p[start..<i].prefix(while: { $0 != 0x65 && $0 != 0x45 }).contains(where: { $0 >= 0x31 && $0 <= 0x39 }) {
+            i = start
+            throw fail("number \(text.prefix(40)) is out of range (too small, it would read as 0)")
         }
         return .double(d)
     }

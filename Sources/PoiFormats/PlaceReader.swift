@@ -33,6 +33,9 @@ public final class PlaceReader {
     /// and its size when known: enough for a progress fraction and an ETA.
     public var bytesRead: Int { source.bytesRead }
     public var totalBytes: Int? { source.totalBytes }
+    /// Records found in the `bytesRead` bytes (the reader's read-ahead included): their ratio is
+    /// the input's bytes per record, so `totalBytes` gives an estimate of its records.
+    public var recordsScanned: Int { csv?.recordsScanned ?? geojson!.recordsScanned }
 
     public init(source: ByteSource, options: ReadOptions = ReadOptions()) throws(FormatError) {
         file = source.name
@@ -57,8 +60,15 @@ public final class PlaceReader {
     }
 
     /// CSV header (for a rejects file in the input's format); nil for GeoJSON.
+    /// Columns or properties kept without being mapped, said once per file (`ReadNote`): for a
+    /// CSV file known from the header, for GeoJSON growing as features are read (complete once
+    /// `next()` returned nil or `validateRemaining` returned).
+    public var notes: [ReadNote] { csv?.notes ?? geojson?.notes ?? [] }
+
     public var csvHeader: [String]? { csv?.header }
     public var csvDelimiter: UInt8? { csv?.delimiter }
+    /// The CSV header line as in the input (BOM and line end included); nil for GeoJSON.
+    public var csvRawHeader: RawCSVRecord? { csv?.rawHeader }
 
     /// Validates the rest of the input without building places: adds the valid records to
     /// `valid` as it goes (so a read error midway leaves the count so far) and passes each

@@ -3,14 +3,16 @@ import PoiModel
 /// The fuzzers' oracle for the readers: one input is read twice — through `PlaceReader` as
 /// production reads it (sniffing, replayed head, batches converted on worker threads), and
 /// through the format's own reader over reads of `chunkSize` bytes with one worker — and both
-/// reads must agree item for item, since where a read happens to end must never matter.
+/// reads must agree item for item, since where a read happens to end must never matter. Raw
+/// records are kept and compared too, and each must be the input's own bytes, in input order.
 ///
-/// It lives here, package-visible, so the libFuzzer harness (Fuzz/FormatsFuzz) and the replay of
-/// its finds (Tests/PoiFormatsTests/FuzzRegressionTests) check exactly the same thing.
-package enum ReadConsistency {
+/// It lives here so the libFuzzer harness (the Fuzz/ package) and the replay of its finds
+/// (Tests/PoiFormatsTests/FuzzRegressionTests) check exactly the same thing. It is SPI, not API:
+/// only `@_spi(Fuzzing) import PoiFormats` sees it, since the harness is another package.
+@_spi(Fuzzing) public enum ReadConsistency {
     /// One read's result, comparable across the two ways of reading.
-    package enum Outcome: Equatable, Sendable {
-        case place(Place)
+    public enum Outcome: Equatable, Sendable {
+        case place(Place, RawRecord?)
         /// This many valid records (the validate-only read counts places, it does not build them).
         case valid(Int)
         case reject(Reject, RawRecord?)
@@ -18,33 +20,38 @@ package enum ReadConsistency {
     }
 
     /// Small limits, so the over-limit paths are reached without big inputs.
-    package static let smallLimits: ReadOptions = {
+    public static let smallLimits: ReadOptions = {
         var limits = ReadLimits()
         limits.maxRecordBytes = 512
         limits.maxFields = 32
         limits.maxFeatureBytes = 2048
         limits.maxDepth = 12
-        return ReadOptions(limits: limits)
+        return ReadOptions(limits: limits, keepRawRecords: true)
     }()
 
     /// More items than this from one input means a reader that stopped advancing.
-    package static let maxItems = 1 << 16
+    public static let maxItems = 1 << 16
 
-    package struct Reads: Sendable {
-        package var whole: [Outcome]
-        package var pieces: [Outcome]
+    public struct Reads: Sendable {
+        public var whole: [Outcome]
+        public var pieces: [Outcome]
         /// `PlaceReader.validateRemaining` over the same input: what `poi check` reports.
-        package var validated: [Outcome]
+        public var validated: [Outcome]
         /// A read produced more than `maxItems` items and was cut off.
-        package var stalled: Bool
-        package var agree: Bool { whole == pieces && validatedAgrees }
+        public var stalled: Bool
+        /// The first raw record of `whole` that is not a slice of the input after the one before it.
+        public var misplacedRaw: Int?
+        public var agree: Bool { whole == pieces && validatedAgrees && misplacedRaw == nil }
 
         /// The validate-only read must find the same rejects (and the same error) as the full
         /// read, and count its places. Its places are all `.valid`, so compare them by count.
         var validatedAgrees: Bool { ReadConsistency.summary(whole) == validated }
 
         /// The first disagreement, for a crash report or a test failure.
-        package var difference: String {
+        public var difference: String {
+            if let k = misplacedRaw {
+                return "the raw bytes of item \(k) are not the input's, after the item before: \(String(describing: whole[k]))"
+            }
             if whole == pieces && !validatedAgrees {
                 let full = ReadConsistency.summary(whole)
                 let k = (0..<min(full.count, validated.count)).first { full[$0] != validated[$0] } ?? min(full.count, validated.count)
@@ -61,7 +68,7 @@ package enum ReadConsistency {
 
     /// Reads `input` as `format` both ways. An input that would sniff as the other format gets
     /// `x` (CSV) or `{` (GeoJSON) put in front, so each format's reader sees every input.
-    package static func read(_ input: [UInt8], as format: InputFormat, chunkSize: Int,
+    public static func read(_ input: [UInt8], as format: InputFormat, chunkSize: Int,
                              options: ReadOptions = smallLimits) -> Reads {
         var bytes = input
         switch (format, InputFormat.detect(prefix: bytes[...])) {
@@ -104,7 +111,28 @@ package enum ReadConsistency {
         } catch {
             pieces = [.error(error)]
         }
-        return Reads(whole: whole, pieces: pieces, validated: validated, stalled: stalled)
+        return Reads(whole: whole, pieces: pieces, validated: validated, stalled: stalled,
+                     misplacedRaw: misplacedRaw(whole, in: bytes))
+    }
+
+    /// Raw records must be slices of the input, in input order and not overlapping.
+    static func misplacedRaw(_ items: [Outcome], in input: [UInt8]) -> Int? {
+        var from = 0
+        for (k, item) in items.enumerated() {
+            let raw: [UInt8]
+            switch item {
+            case .place(_, .csv(let r)?), .reject(_, .csv(let r)?): raw = r.bytes
+            case .place(_, .feature(let b)?), .reject(_, .feature(let b)?): raw = b
+            default: continue
+            }
+            // An empty value framed as a feature (`[ ,`) has no bytes to place.
+            if raw.isEmpty { continue }
+            guard raw.count <= input.count - from,
+                  let start = (from...(input.count - raw.count)).first(where: { input[$0..<($0 + raw.count)].elementsEqual(raw) })
+            else { return k }
+            from = start + raw.count
+        }
+        return nil
     }
 
     /// A read as validating reports it: the rejects in order, then the number of places, then
@@ -128,7 +156,7 @@ package enum ReadConsistency {
         do {
             while let item = try next() {
                 switch item {
-                case .place(let p): out.append(.place(p))
+                case .place(let p, let raw): out.append(.place(p, raw))
                 case .reject(let r, let raw): out.append(.reject(r, raw))
                 }
                 if out.count > maxItems { stalled = true; break }

@@ -30,12 +30,12 @@ public final class ThumbnailGate: @unchecked Sendable {
         lock.deallocate()
     }
 
-    /// `Thumbnailer.make`, alone when the image is big.
+    /// `Thumbnailer.make`, alone when the image is big. The header is read once: it decides the
+    /// schedule and then the thumbnail plan (a header that fails its checks ends here).
     public func make(from bytes: [UInt8], spec: ThumbnailSpec, options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
-        let big = (try? ImageCodec.probe(bytes)).map {
-            Thumbnailer.estimatedPeakBytes(source: $0, spec: spec) + bytes.count > Self.bigImageBytes
-        } ?? false
-        let run = { Result { () throws(ImageError) in try Thumbnailer.make(from: bytes, spec: spec, options: options) } }
+        let header = try Thumbnailer.probe(bytes, options: options)
+        let big = Thumbnailer.estimatedPeakBytes(source: header, spec: spec) + bytes.count > Self.bigImageBytes
+        let run = { Result { () throws(ImageError) in try Thumbnailer.make(from: bytes, info: header, spec: spec, options: options) } }
         return try (big ? exclusive(run) : shared(run)).get()
     }
 

@@ -17,14 +17,29 @@ public struct Thumbnail: Sendable, Hashable {
 public enum Thumbnailer {
     public static func make(from bytes: UnsafeRawBufferPointer, spec: ThumbnailSpec,
                             options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
-        // Header first: limits are enforced and the load-time reduction chosen before any pixels.
+        try make(from: bytes, info: try probe(bytes, options: options), spec: spec, options: options)
+    }
+
+    /// The header, with `options.maxPixels` enforced: what `make(from:info:spec:options:)` needs.
+    /// Header first: limits are enforced and the load-time reduction chosen before any pixels.
+    public static func probe(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions = DecodeOptions()) throws(ImageError) -> ImageInfo {
         var probeInfo = cc_info()
         let probed = cc_probe(ImageCodec.base(bytes), bytes.count, UInt64(max(0, options.maxPixels)), &probeInfo)
         guard probed.status == CC_OK else {
             throw ImageError.from(probed, format: ImageFormat.detect(bytes), bytes: bytes,
                                   maxPixels: options.maxPixels, info: probeInfo)
         }
-        let header = ImageInfo(probeInfo)
+        return ImageInfo(probeInfo)
+    }
+
+    public static func probe(_ bytes: [UInt8], options: DecodeOptions = DecodeOptions()) throws(ImageError) -> ImageInfo {
+        try ImageCodec.withBytes(bytes) { (raw) throws(ImageError) in try probe(raw, options: options) }
+    }
+
+    /// `make` for bytes whose header `probe(_:options:)` has already read (`info`), so a caller
+    /// that needs the header first (to schedule by memory) does not read it twice.
+    public static func make(from bytes: UnsafeRawBufferPointer, info header: ImageInfo, spec: ThumbnailSpec,
+                            options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
         let plan = ThumbnailPlan(source: header, spec: spec)
 
         var decodedInfo = header
@@ -103,6 +118,11 @@ public enum Thumbnailer {
     public static func make(from bytes: [UInt8], spec: ThumbnailSpec,
                             options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
         try ImageCodec.withBytes(bytes) { (raw) throws(ImageError) in try make(from: raw, spec: spec, options: options) }
+    }
+
+    public static func make(from bytes: [UInt8], info: ImageInfo, spec: ThumbnailSpec,
+                            options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
+        try ImageCodec.withBytes(bytes) { (raw) throws(ImageError) in try make(from: raw, info: info, spec: spec, options: options) }
     }
 }
 

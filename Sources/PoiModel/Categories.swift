@@ -1,15 +1,21 @@
 /// Category lists: the app filters with `{"categories": {"$in": [...]}}`, so they must be clean
 /// strings — split, trimmed, de-duplicated (first occurrence wins, order kept), empties dropped.
 public enum Categories {
-    /// Splits a text field such as "cafe; bakery|cafe" on `;` and `|`.
-    public static func parse(_ text: String) -> [String] {
+    /// What a categories text is split on unless the user says otherwise: `;` and `|`. Not `,`:
+    /// names such as "Restaurants, cafés" are single categories in real dumps.
+    public static let defaultSeparators: [UInt8] = [0x3B, 0x7C]
+
+    /// Splits a text field such as "cafe; bakery|cafe" on `separators` (ASCII bytes; default
+    /// `;` and `|`).
+    public static func parse(_ text: String, separators: [UInt8] = defaultSeparators) -> [String] {
         if text.isEmpty { return [] }
         // Byte-level split: ';' and '|' are ASCII, so they never occur inside a multi-byte scalar.
         var out: [String] = []
         var t = text
         t.withUTF8 { p in
             var start = 0
-            for i in 0...p.count where i == p.count || p[i] == 0x3B || p[i] == 0x7C {
+            let isDefault = separators == defaultSeparators
+            for i in 0...p.count where i == p.count || (isDefault ? p[i] == 0x3B || p[i] == 0x7C : separators.contains(p[i])) {
                 if i > start {
                     let item = trimWhitespace(String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self))
                     if !item.isEmpty && !out.contains(item) { out.append(item) }
@@ -18,6 +24,14 @@ public enum Categories {
             }
         }
         return out
+    }
+
+    /// Whether `text` holds one of `separators` (the default pair compared directly: this runs
+    /// for every category of every feature).
+    @inline(__always)
+    public static func containsSeparator(_ text: String, _ separators: [UInt8]) -> Bool {
+        if separators == defaultSeparators { return text.utf8.contains { $0 == 0x3B || $0 == 0x7C } }
+        return text.utf8.contains { separators.contains($0) }
     }
 
     /// Trims, drops empties and duplicates.

@@ -13,7 +13,38 @@ import Foundation
 ///    (Unicode default case mapping, locale-independent), and `fixed7` is the coordinate rounded
 ///    half away from zero to 7 decimals, written with exactly 7 decimals, no exponent, no "-0"
 ///    (e.g. `-0.0000000` never appears; `2.35` → `2.3500000`).
+/// Where a place's key came from.
+public enum ImportKeySource: Sendable, Hashable {
+    /// An `importKey` column or property (PoiKit's own exports carry one).
+    case importKey
+    /// The `id` column, or the GeoJSON Feature `id`.
+    case id
+    /// No id: the hash of name + coordinates (two different places at the same spot with the
+    /// same name get the same key, and are reported as duplicates).
+    case derived
+}
+
 public enum ImportKey {
+    /// Column or property names that look like an identifier (compared after
+    /// `PlaceField.normalizeColumnName`), for suggesting a mapping when keys had to be derived.
+    static let idLikeNames: Set<String> = [
+        "id", "sourceid", "ref", "osmid", "osmref", "geonameid", "gid", "fid", "objectid", "uid", "uuid", "guid",
+        "key", "code", "identifier", "featureid", "placeid", "poiid", "externalid", "extid", "wikidata",
+    ]
+
+    /// True for a column name that looks like an identifier: `id`, `source_id`, `ref`, `osm_id`,
+    /// `geonameid`, `placeId`, `uuid`, …
+    public static func looksLikeID(_ column: String) -> Bool {
+        let n = PlaceField.normalizeColumnName(column)
+        if idLikeNames.contains(n) { return true }
+        let lower = column.lowercased()
+        return lower.count > 3 && (lower.hasSuffix("_id") || lower.hasSuffix("-id") || lower.hasSuffix(" id")
+            || column.hasSuffix("Id") || column.hasSuffix("ID"))
+    }
+
+    /// The hex writing below is the pinned recipe's own, not a second copy of PoiStore's
+    /// `ContentDigest.sha256Hex`: PoiModel cannot depend on PoiStore (DESIGN.md §3), and the key
+    /// must stay byte for byte what it is whatever the store does.
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// The hash-derived key for a place without an id.

@@ -8,11 +8,12 @@ public enum PlaceField: String, Sendable, CaseIterable, Hashable {
         switch self {
         case .name: return ["name", "title"]
         case .placename: return ["placename", "place", "address"]
-        case .latitude: return ["latitude", "lat", "y"]
-        case .longitude: return ["longitude", "lon", "lng", "long", "x"]
+        case .latitude: return ["latitude", "lat", "y", "lat.", "latitudedeg", "decimallatitude", "geolat"]
+        case .longitude: return ["longitude", "lon", "lng", "long", "x", "lon.", "lng.", "long.", "longitudedeg",
+                                 "decimallongitude", "geolon", "geolng", "geolong"]
         case .details: return ["details", "description", "desc"]
         case .categories: return ["categories", "category", "tags"]
-        case .image: return ["image", "photo", "picture", "imagepath"]
+        case .image: return ["image", "photo", "picture", "imagepath", "img"]
         case .id: return ["id"]
         case .importKey: return ["importkey"]
         }
@@ -23,6 +24,27 @@ public enum PlaceField: String, Sendable, CaseIterable, Hashable {
         let n = PlaceField.normalizeColumnName(argument)
         guard let f = PlaceField.allCases.first(where: { $0.aliases.contains(n) }) else { return nil }
         self = f
+    }
+
+    /// The field an unmapped column/property name looks like (`image_url`, `photo_file`,
+    /// `source_id`, `geo_latitude`…), for a note saying how to map it; nil when it looks like
+    /// none. Word parts decide (`lat` starts or ends the name, `_id`/`Id` ends it), so
+    /// `platform` or `valid` look like nothing.
+    public static func lookalike(column: String) -> PlaceField? {
+        let n = normalizeColumnName(column)
+        if n.isEmpty { return nil }
+        for part in ["image", "photo", "picture", "img"] where n.contains(part) { return .image }
+        if n.contains("latitude") || n.hasPrefix("lat") || n.hasSuffix("lat") { return .latitude }
+        if n.contains("longitude") || n.hasPrefix("lon") || n.hasSuffix("lon") || n.hasSuffix("long")
+            || n.hasPrefix("lng") || n.hasSuffix("lng") { return .longitude }
+        let raw = trimWhitespace(column)
+        if ["_id", "-id", " id", " ID", "_ID", "-ID"].contains(where: { raw.hasSuffix($0) })
+            || (raw.hasSuffix("Id") && raw.dropLast(2).last.map { $0.isLowercase } == true)
+            || ["osmid", "geonameid", "ref", "uuid", "gid", "fid", "objectid", "identifier"].contains(n) { return .id }
+        if n.contains("address") || n.hasPrefix("addr") { return .placename }
+        if n.contains("description") { return .details }
+        if n.contains("categor") || n.hasSuffix("tags") { return .categories }
+        return nil
     }
 
     /// Case- and space-insensitive column name key: lowercased with whitespace, `_` and `-` removed,
@@ -77,6 +99,9 @@ public struct Place: Sendable, Hashable {
     public var name: String
     public var placename: String?
     public var coordinate: Coordinate
+    /// A GeoJSON position's third value (metres above the WGS 84 ellipsoid, RFC 7946 §3.1.1),
+    /// kept as given; nil when the input has none (CSV, two-value positions).
+    public var altitude: Double?
     public var details: String?
     public var categories: [String]
     /// The image reference as given by the input (usually a relative path); resolved by PoiJobs.
@@ -87,11 +112,22 @@ public struct Place: Sendable, Hashable {
     /// GeoJSON values keep their JSON types).
     public var extra: JSONObject
     public var source: PlaceSource
+    /// What `importKey` was made from (see `ImportKey`).
+    public var keySource: ImportKeySource
+    /// The record has an image column or property, even an empty one: an import then sets or
+    /// removes the place's image link; without one it leaves the stored link as it is.
+    public var hasImageField: Bool
 
+    /// `keySource` defaults to `.derived` for `sha256:` keys, else `.id`; `hasImageField` to
+    /// whether `image` is given.
     public init(name: String, placename: String? = nil, coordinate: Coordinate, details: String? = nil,
                 categories: [String] = [], image: String? = nil, importKey: String,
-                extra: JSONObject = JSONObject(), source: PlaceSource) {
+                extra: JSONObject = JSONObject(), source: PlaceSource,
+                keySource: ImportKeySource? = nil, hasImageField: Bool? = nil, altitude: Double? = nil) {
+        self.keySource = keySource ?? (importKey.hasPrefix("sha256:") ? .derived : .id)
+        self.hasImageField = hasImageField ?? (image != nil)
         self.name = name
+        self.altitude = altitude
         self.placename = placename
         self.coordinate = coordinate
         self.details = details

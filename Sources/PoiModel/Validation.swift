@@ -10,8 +10,12 @@ public struct PlaceDraft: Sendable {
     public var image: JSONValue?
     public var id: JSONValue?
     public var importKey: JSONValue?
+    /// A GeoJSON position's third value, if any.
+    public var altitude: JSONValue?
     public var extra: JSONObject
     public var source: PlaceSource
+    /// ASCII bytes a categories text is split on (`Categories.defaultSeparators`: `;` and `|`).
+    public var categorySeparators: [UInt8] = Categories.defaultSeparators
 
     public init(source: PlaceSource) {
         self.extra = JSONObject()
@@ -83,6 +87,14 @@ public enum PlaceValidator {
         } catch {
             return reject(error.field, error.message)
         }
+        var altitude: Double?
+        switch d.altitude {
+        case nil, .null?: break
+        case .integer(let i)?: altitude = Double(i)
+        case .double(let x)?: altitude = x == 0 ? 0 : x
+        case let v?:
+            return .failure(Reject(source: d.source, field: "geometry", reason: "altitude must be a number, got \(v.typeName)"))
+        }
         // optional strings
         var placename: String?, details: String?, image: String?
         for f in [PlaceField.placename, .details, .image] {
@@ -104,7 +116,7 @@ public enum PlaceValidator {
         var categories: [String] = []
         switch d.categories {
         case nil, .null?: break
-        case .string(let s)?: categories = Categories.parse(s)
+        case .string(let s)?: categories = Categories.parse(s, separators: d.categorySeparators)
         case .array(let items)?:
             var strings: [String] = []
             for item in items {
@@ -112,8 +124,8 @@ public enum PlaceValidator {
                     return reject(.categories, "categories must be strings, got \(item.typeName)")
                 }
                 // An array element may itself be "a;b": split the same way as CSV text.
-                if s.utf8.contains(where: { $0 == 0x3B || $0 == 0x7C }) {
-                    strings.append(contentsOf: Categories.parse(s))
+                if Categories.containsSeparator(s, d.categorySeparators) {
+                    strings.append(contentsOf: Categories.parse(s, separators: d.categorySeparators))
                 } else {
                     strings.append(s)
                 }
@@ -132,7 +144,9 @@ public enum PlaceValidator {
                 if !t.isEmpty { key = t }
             case .integer(let i)?: key = String(i)
             case .double(let x)?:
-                key = (x == x.rounded() && abs(x) < 1e15) ? String(Int64(x)) : String(x)
+                // A key is text, and a number's text is its value's: 7, 7.0 and 7e0 are "7",
+                // like the string "7" and an integer 7 (ImportKey, rule 2).
+                key = (x == x.rounded() && abs(x) < 9.2e18) ? String(Int64(x)) : String(x)
             case let v?: return reject(f, "\(f.rawValue) must be a string or a number, got \(v.typeName)")
             }
             if key != nil { keyField = f; break }
@@ -148,7 +162,9 @@ public enum PlaceValidator {
         let place = Place(name: name, placename: placename, coordinate: coordinate,
                           details: details, categories: categories, image: image,
                           importKey: key ?? ImportKey.derived(name: name, coordinate: coordinate),
-                          extra: extra, source: d.source)
+                          extra: extra, source: d.source,
+                          keySource: keyField == .importKey ? .importKey : keyField == .id ? .id : .derived,
+                          hasImageField: d.image != nil, altitude: altitude)
         return .success(place)
     }
 
@@ -165,6 +181,9 @@ public enum PlaceValidator {
             let t = trimWhitespace(s)
             if t.isEmpty { return .failure(NumberProblem(message: "\(field.rawValue) is empty")) }
             guard let x = DecimalText.parse(t) else {
+                if DecimalText.underflows(t) {
+                    return .failure(NumberProblem(message: "\(field.rawValue) \"\(t.prefix(40))\" is too small to be represented (it would read as 0)"))
+                }
                 return .failure(NumberProblem(message: "\(field.rawValue) \"\(t.prefix(40))\" is not a number"))
             }
             return .success(x)
@@ -176,7 +195,16 @@ public enum PlaceValidator {
 /// Strict decimal text: `[+-]digits[.digits][e[+-]digits]`. Refuses "NaN", "Infinity", hex
 /// floats and anything `strtod` would half-accept. A lone decimal comma ("48,85", common in
 /// semicolon-separated European exports) is read as a point when the text has no point.
+/// Text whose value underflows to 0 (`1e-400`) is refused like one that overflows: nil.
 public enum DecimalText {
+    /// True when `text` is well-formed decimal text that is not zero but reads as 0 in a Double.
+    public static func underflows(_ text: String) -> Bool {
+        let mantissa = text.utf8.prefix { $0 != 0x65 && $0 != 0x45 }
+        guard mantissa.contains(where: { $0 >= 0x31 && $0 <= 0x39 }) else { return false }
+        let t = String(text.map { $0 == "," ? "." : $0 })
+        return Double(t) == 0
+    }
+
     public static func parse(_ text: String) -> Double? {
         var t = text
         return t.withUTF8 { parse(utf8: $0) }
@@ -221,7 +249,19 @@ public enum DecimalText {
         }
         let text = comma ? String(decoding: p.map { $0 == 0x2C ? 0x2E : $0 }, as: UTF8.self)
                          : String(decoding: p, as: UTF8.self)
-        return Double(text)
+        guard let d = Double(text) else { return nil }
+        // Underflow: a non-zero text that reads as 0 is refused, never silently 0.
+        if d == 0 && p.contains(where: { $0 >= 0x31 && $0 <= 0x39 }) && !exponentOnlyNonzero(p) { return nil }
+        return d
+    }
+
+    /// True when every non-zero digit is in the exponent (`0e5`, `0.0e-12`): the value is 0.
+    private static func exponentOnlyNonzero(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        for b in p {
+            if b == 0x65 || b == 0x45 { return true }
+            if b >= 0x31 && b <= 0x39 { return false }
+        }
+        return true
     }
 
     private static let pow10: [Double] = (0...22).map { k in (0..<k).reduce(1.0) { r, _ in r * 10 } }

@@ -12,7 +12,7 @@ func readAll(bytes: [UInt8], name: String = "t.csv", options: ReadOptions = Read
     var places: [Place] = [], rejects: [Reject] = []
     while let item = try reader.next() {
         switch item {
-        case .place(let p): places.append(p)
+        case .place(let p, _): places.append(p)
         case .reject(let r, _): rejects.append(r)
         }
     }
