@@ -1,7 +1,7 @@
 import Testing
 @testable import PoiStore
 
-@Suite struct BulkUpsertTests {
+@Suite(.liveServer) struct BulkUpsertTests {
     static func place(_ i: Int, name: String? = nil) -> UpsertItem {
         var b = BSONDocumentBuilder()
         b.append("importKey", string: "k\(i)")
@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func fiveThousandTwiceLeavesFiveThousandAndSecondRunChangesNothing() throws {
-        guard let db = try LiveServer.database("bulk5k") else { return }
+        let db = try LiveServer.database("bulk5k")
         defer { LiveServer.drop(db) }
         try db.ensureIndexes()
         let items = (0..<5_000).map { Self.place($0) }
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func updatedAtMovesOnlyWhenSomethingChangedAndCreatedAtNever() throws {
-        guard let db = try LiveServer.database("bulkchange") else { return }
+        let db = try LiveServer.database("bulkchange")
         defer { LiveServer.drop(db) }
         try db.ensureIndexes()
         let t1 = BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func untrackedFieldsAreWrittenButNeverCountAsAChange() throws {
-        guard let db = try LiveServer.database("untracked") else { return }
+        let db = try LiveServer.database("untracked")
         defer { LiveServer.drop(db) }
         var item = Self.place(1)
         item.untracked = ["thumbnailId": "aaa"]
@@ -95,8 +95,37 @@ import Testing
         #expect(doc?["thumbnailId"] == .string("ddd"))
     }
 
+    /// Issue 18 §1: an item that leaves a field as stored (`keep`) digests like one that sets it
+    /// to the stored value, so a file without an image column never makes a place "updated".
+    @Test func keptFieldsStayAndCountAsStored() throws {
+        let db = try LiveServer.database("kept")
+        defer { LiveServer.drop(db) }
+        var linked = Self.place(1)
+        linked.fields.append("imageId", .string("abc"))
+        linked.untracked = ["source": .document(["file": "a.csv", "line": .int64(2)])]
+        #expect(try db.locations.upsert([linked]).inserted == 1)
+        var keeping = Self.place(1)
+        keeping.keep = ["imageId"]
+        keeping.untracked = ["source": .document(["file": "b.csv", "line": .int64(9)])]  // provenance: not a change
+        #expect(try db.locations.upsert([keeping]).unchanged == 1)
+        #expect(try db.locations.findOne(["importKey": "k1"])?["imageId"] == .string("abc"))
+        // A kept field that is absent digests like a removal of it.
+        var unlinked = Self.place(1)
+        unlinked.unset = ["imageId"]
+        unlinked.untrackedUnset = ["thumbnailId"]
+        #expect(try db.locations.upsert([unlinked]).updated == 1)
+        #expect(try db.locations.findOne(["importKey": "k1"])?["imageId"] == nil)
+        #expect(try db.locations.upsert([keeping]).unchanged == 1)
+        // A change elsewhere is written and leaves the kept field alone.
+        try db.locations.updateMany(filter: ["importKey": "k1"], update: ["$set": .document(["imageId": "zzz"])])
+        var renamed = Self.place(1, name: "Renamed")
+        renamed.keep = ["imageId"]
+        #expect(try db.locations.upsert([renamed]).updated == 1)
+        #expect(try db.locations.findOne(["importKey": "k1"])?["imageId"] == .string("zzz"))
+    }
+
     @Test func valuesThatLookLikeExpressionsAreStoredLiterallyAndUnsetRemovesFields() throws {
-        guard let db = try LiveServer.database("bulkliteral") else { return }
+        let db = try LiveServer.database("bulkliteral")
         defer { LiveServer.drop(db) }
         let fields: BSONDocument = [
             "name": "$100 burger", "details": "$$ROOT", "categories": ["$a", "b"],
@@ -119,7 +148,7 @@ import Testing
     }
 
     @Test func duplicateKeyAndTooLargeDocumentRejectOnlyThatItem() throws {
-        guard let db = try LiveServer.database("bulkerrors") else { return }
+        let db = try LiveServer.database("bulkerrors")
         defer { LiveServer.drop(db) }
         try db.ensureIndexes()
         try db.locations.createIndexes([IndexModel(name: "code_1", keys: ["code": 1], unique: true, sparse: true)])
@@ -155,7 +184,7 @@ import Testing
     }
 
     @Test func batchesRespectTheServersCountAndSizeLimits() throws {
-        guard let db = try LiveServer.database("bulklimits") else { return }
+        let db = try LiveServer.database("bulklimits")
         defer { LiveServer.drop(db) }
         let real = try db.connection.writeLimits()
         defer { db.connection.limitsCache.set(real) }
@@ -180,7 +209,7 @@ import Testing
     }
 
     @Test func ensureIndexesIsIdempotent() throws {
-        guard let db = try LiveServer.database("indexes") else { return }
+        let db = try LiveServer.database("indexes")
         defer { LiveServer.drop(db) }
         try db.ensureIndexes()
         try db.ensureIndexes()
@@ -197,7 +226,7 @@ import Testing
     }
 
     @Test func cursorStreamsInBatchesWithSortAndProjection() throws {
-        guard let db = try LiveServer.database("cursor") else { return }
+        let db = try LiveServer.database("cursor")
         defer { LiveServer.drop(db) }
         _ = try db.locations.upsert((0..<250).map { Self.place($0) })
         let cursor = try db.locations.find(["categories": "c3"], sort: ["importKey": 1],
@@ -214,7 +243,7 @@ import Testing
     }
 
     @Test func cursorErrorsAreTypedNotAnEarlyEnd() throws {
-        guard let db = try LiveServer.database("cursorerr") else { return }
+        let db = try LiveServer.database("cursorerr")
         defer { LiveServer.drop(db) }
         try db.locations.insertOne(["a": 1])
         #expect {

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import Testing
 
 /// The live server the tests run against: `make test` starts SecantusDB and exports MONGODB_URI;
 /// a developer can point MONGODB_URI at a real mongod instead.
@@ -9,12 +10,15 @@ enum LiveServer {
         return value.isEmpty ? nil : value
     }
 
-    /// The connection, or nil after printing a SKIPPED line when no server was configured.
-    static func connect(for test: String = #function) throws -> MongoConnection? {
-        guard let uri else {
-            print("SKIPPED \(test): MONGODB_URI is not set (run `make test`, which starts a server)")
-            return nil
-        }
+    static var isConfigured: Bool { uri != nil }
+
+    /// Why a test that needs the server did not run without one.
+    static let notConfigured: Comment = "MONGODB_URI is not set (run `make test`, which starts a server)"
+
+    /// The connection. Throws when no server is configured: a test that needs one carries
+    /// `.liveServer`, so reaching this without a URI is a missing trait, reported as a failure.
+    static func connect() throws -> MongoConnection {
+        guard let uri else { throw LiveServerError("MONGODB_URI is not set, and the test lacks the .liveServer trait") }
         var options = ConnectionOptions()
         options.serverSelectionTimeoutMS = 5_000
         return try MongoConnection(uri: uri, options: options)
@@ -26,22 +30,31 @@ enum LiveServer {
     }
 }
 
+struct LiveServerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// The test (or suite) needs the live server: without MONGODB_URI it is reported as skipped,
+    /// with the reason, instead of passing without having run.
+    static var liveServer: Self { .enabled(if: LiveServer.isConfigured, LiveServer.notConfigured) }
+}
+
 extension LiveServer {
-    /// A fresh database on the live server (nil after a SKIPPED line when none is configured).
-    /// Drop it with `defer { LiveServer.drop(db) }`.
-    static func database(_ label: String, for test: String = #function) throws -> MongoDatabase? {
-        guard let connection = try connect(for: test) else { return nil }
-        return MongoDatabase(connection: connection, name: uniqueDatabase(label))
+    /// A fresh database on the live server. Drop it with `defer { LiveServer.drop(db) }`.
+    static func database(_ label: String) throws -> MongoDatabase {
+        MongoDatabase(connection: try connect(), name: uniqueDatabase(label))
     }
 
     static func drop(_ db: MongoDatabase) { _ = try? db.drop() }
 
-    /// Prints the SKIPPED line for a capability the server lacks; returns whether to go on.
-    static func require(_ capability: Capability, _ what: String, for test: String = #function) -> Bool {
+    /// Cancels the running test (or test case) when the server lacks `capability`. Only known
+    /// after connecting, so it cannot be a trait; a cancellation is reported with this reason
+    /// (`Test … was cancelled: "the server lacks GridFS: …"`), never a silent pass.
+    static func require(_ capability: Capability, _ what: String) throws {
         if case .unsupported(let reason) = capability {
-            print("SKIPPED \(test): the server lacks \(what): \(reason)")
-            return false
+            try Test.cancel("the server lacks \(what): \(reason)")
         }
-        return true
     }
 }

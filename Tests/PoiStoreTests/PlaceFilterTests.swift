@@ -96,20 +96,20 @@ import Testing
         try db.locations.find(try filter.document(), sort: ["name": 1]).collect().compactMap { $0["name"]?.stringValue }
     }
 
-    @Test func geoFiltersReturnExactlyTheExpectedPlaces() throws {
-        guard let db = try LiveServer.database("geo") else { return }
+    @Test(.liveServer) func geoFiltersReturnExactlyTheExpectedPlaces() throws {
+        let db = try LiveServer.database("geo")
         defer { LiveServer.drop(db) }
         try db.ensureIndexes()
         try Self.seed(db)
-        guard LiveServer.require(db.connection.probeGeoWithin(database: db.name), "$geoWithin with $box") else { return }
+        try LiveServer.require(db.connection.probeGeoWithin(database: db.name), "$geoWithin with $box")
         #expect(try Self.names(db, PlaceFilter(bbox: try BoundingBox(west: -1, south: 51, east: 1, north: 52))) == ["greenwich", "london"])
         #expect(try Self.names(db, PlaceFilter(bbox: try BoundingBox(west: 170, south: -20, east: -170, north: -10))) == ["fiji", "samoa"])
         #expect(try Self.names(db, PlaceFilter(bbox: try BoundingBox(west: 175, south: -20, east: 179, north: -10))) == ["fiji"])
         #expect(try Self.names(db, PlaceFilter(bbox: try BoundingBox(west: -5, south: 40, east: 5, north: 60), categories: ["museum"])) == ["london", "paris"])
     }
 
-    @Test func categorySinceAndUserQueryFiltersReturnExactlyTheExpectedPlaces() throws {
-        guard let db = try LiveServer.database("filters") else { return }
+    @Test(.liveServer) func categorySinceAndUserQueryFiltersReturnExactlyTheExpectedPlaces() throws {
+        let db = try LiveServer.database("filters")
         defer { LiveServer.drop(db) }
         try Self.seed(db)
         #expect(try Self.names(db, PlaceFilter(categories: ["park"])) == ["greenwich", "london", "samoa"])

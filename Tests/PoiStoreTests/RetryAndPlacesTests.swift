@@ -41,8 +41,8 @@ import Testing
         #expect(StoreError.server(code: 1, codeName: "", message: "", labels: ["RetryableWriteError"]).isTransient)
     }
 
-    @Test func thumbnailLinksAndReferencedFiles() throws {
-        guard let db = try LiveServer.database("places") else { return }
+    @Test(.liveServer) func thumbnailLinksAndReferencedFiles() throws {
+        let db = try LiveServer.database("places")
         defer { LiveServer.drop(db) }
         let image = ObjectId(), thumb = ObjectId()
         let t1 = BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)
@@ -54,12 +54,20 @@ import Testing
             UpsertItem(key: "c", fields: ["name": "C"]),
         ], options: options)
         #expect(r.inserted == 3)
-        #expect(try db.setThumbnail(thumb, forImage: image) == 2)
+        // A relink is a change for `export --since`: the relinked places' updated_at moves.
+        let t2 = BSONDate(millisecondsSinceEpoch: 1_700_000_100_000)
+        #expect(try db.setThumbnail(thumb, forImage: image, updatedAt: t2) == 2)
         #expect(try db.locations.count(["thumbnailId": .string(thumb.hex)]) == 2)
-        #expect(try db.locations.count(["updated_at": .date(t1)]) == 3)  // untouched
+        #expect(try db.locations.count(["updated_at": .date(t2)]) == 2)
+        #expect(try db.locations.count(["updated_at": .date(t1)]) == 1)  // "c" shows no image
+        // Places already showing it are left alone, updated_at included.
+        let t3 = BSONDate(millisecondsSinceEpoch: 1_700_000_200_000)
+        #expect(try db.setThumbnail(thumb, forImage: image, updatedAt: t3) == 0)
+        #expect(try db.locations.count(["updated_at": .date(t2)]) == 2)
         #expect(try db.referencedFileIds() == [image, thumb])
-        guard case .inserted(let idA) = r.outcomes[0], let a = idA.objectIdValue else { Issue.record("\(r.outcomes)"); return }
-        #expect(try db.setThumbnail(nil, placeId: a))
-        #expect(try db.locations.count(["thumbnailId": .string(thumb.hex)]) == 1)
+        #expect(try db.setThumbnail(nil, forImage: image, updatedAt: t3) == 2)
+        #expect(try db.locations.count(["thumbnailId": .document(["$exists": true])]) == 0)
+        #expect(try db.locations.count(["updated_at": .date(t3)]) == 2)
+        #expect(try db.setThumbnail(nil, forImage: image, updatedAt: t3) == 0)
     }
 }

@@ -16,13 +16,38 @@ public struct UpsertItem: Sendable {
     /// values another job maintains in place (a place's `thumbnailId`, relinked by thumbnail
     /// regeneration), which must not make an otherwise identical item count as changed.
     public var untracked: BSONDocument
+    /// Fields removed whenever the item is written, left out of the digest like `untracked`.
+    public var untrackedUnset: [String]
+    /// Fields the item leaves as they are stored, counted in the digest as if the item had set
+    /// them to the stored value (appended to `fields` in this order, or named in `unset` when
+    /// absent): an item that leaves a field alone digests exactly like one that sets it to what
+    /// is stored, so leaving it alone never makes a document "updated". A field that may be
+    /// kept must therefore come last in `fields` when an item sets it, in `keep`'s order.
+    public var keep: [String]
 
-    public init(key: BSONValue, fields: BSONDocument, unset: [String] = [], untracked: BSONDocument = BSONDocument()) {
+    public init(key: BSONValue, fields: BSONDocument, unset: [String] = [], untracked: BSONDocument = BSONDocument(),
+                untrackedUnset: [String] = [], keep: [String] = []) {
         self.key = key
         self.fields = fields
         self.unset = unset
         self.untracked = untracked
+        self.untrackedUnset = untrackedUnset
+        self.keep = keep
     }
+
+    /// What the digest covers, given the stored values of the `keep` fields.
+    public func tracked(stored: (String) -> BSONValue?) -> (fields: BSONDocument, unset: [String]) {
+        guard !keep.isEmpty else { return (fields, unset) }
+        var all = fields
+        var removed = unset
+        for name in keep {
+            if let value = stored(name) { all.append(name, value) } else { removed.append(name) }
+        }
+        return (all, removed)
+    }
+
+    /// Everything the write removes: tracked, then untracked.
+    var removed: [String] { untrackedUnset.isEmpty ? unset : unset + untrackedUnset }
 
     /// The size of `written` without building it (the untracked elements join the fields' document).
     var writtenByteCount: Int { fields.bytes.count + untracked.bytes.count - 5 }
@@ -120,12 +145,13 @@ extension MongoCollection {
         for (i, item) in items.enumerated() {
             let size = item.writtenByteCount + template.overhead
             if size > limits.maxBsonObjectSize {
-                result.outcomes[i] = .failed(code: 10334, message:
+                result.outcomes[i] = .failed(code: ServerErrorCode.bsonObjectTooLarge, message:
                     "document is \(item.writtenByteCount) bytes; the server accepts at most "
                     + "\(limits.maxBsonObjectSize) (maxBsonObjectSize), so it was not sent")
                 continue
             }
-            digests[i] = Self.digest(item.fields, unset: item.unset)
+            let tracked = item.tracked { _ in nil }
+            digests[i] = Self.digest(tracked.fields, unset: tracked.unset)
             if batch.count == perBatch || batchBytes + size > messageBudget { try flush() }
             batch.append(i)
             batchBytes += size
@@ -140,39 +166,39 @@ extension MongoCollection {
         var hasher = SHA256()
         hasher.update(data: fields.bytes)
         for name in unset { hasher.update(data: Array(name.utf8) + [0]) }
-        let d = hasher.finalize()
-        let hex = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        for (n, b) in d.enumerated() where n < 16 {
-            out.append(hex[Int(b >> 4)])
-            out.append(hex[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return ContentDigest.hex(hasher.finalize(), byteCount: 16)
     }
 
-    private func storedDigests(_ indexes: [Int], items: [UpsertItem], options: UpsertOptions) throws(StoreError) -> [BSONValue: String] {
+    /// The stored digest of each key of the batch, and the stored values of the fields its items keep.
+    private func storedDigests(_ indexes: [Int], items: [UpsertItem], options: UpsertOptions) throws(StoreError)
+        -> [BSONValue: (hash: String, kept: BSONDocument)] {
         var b = BSONDocumentBuilder(reservingCapacity: 64 + indexes.count * 24)
         b.openDocument(options.keyField)
         b.openArray("$in")
         for (n, i) in indexes.enumerated() { b.append(BSONDocumentBuilder.index(n), items[i].key) }
         let filter = b.finish()
-        let projection: BSONDocument = [options.keyField: 1, options.hashField: 1, "_id": 0]
+        var projection: BSONDocument = [options.keyField: 1, options.hashField: 1, "_id": 0]
+        var keptNames: Set<String> = []
+        for i in indexes { keptNames.formUnion(items[i].keep) }
+        for name in keptNames.sorted() { projection.append(name, 1) }
         let cursor = try find(filter, projection: projection, batchSize: max(indexes.count, 1))
-        var stored: [BSONValue: String] = [:]
+        var stored: [BSONValue: (hash: String, kept: BSONDocument)] = [:]
         while let doc = try cursor.next() {
             var key: BSONValue?
             var hash = ""
+            var kept = BSONDocument()
             for (k, v) in doc {
                 if k == options.keyField { key = v } else if k == options.hashField { hash = v.stringValue ?? "" }
+                else if keptNames.contains(k) { kept.append(k, v) }
             }
-            if let key { stored[key] = hash }
+            if let key { stored[key] = (hash, kept) }
         }
         return stored
     }
 
     private func writeBatch(_ indexes: [Int], items: [UpsertItem], digests: [String], template: PipelineTemplate,
                             options: UpsertOptions, result: inout BulkUpsertResult) throws(StoreError) {
+        var digests = digests
         // What each item will be, as far as the stored digests tell.
         var toWrite: [Int] = []
         if options.skipUnchanged {
@@ -180,8 +206,12 @@ extension MongoCollection {
                 try storedDigests(indexes, items: items, options: options)
             }
             for i in indexes {
-                if let h = stored[items[i].key] {
-                    if h == digests[i] { result.outcomes[i] = .unchanged; continue }
+                if let s = stored[items[i].key] {
+                    if !items[i].keep.isEmpty {
+                        let tracked = items[i].tracked { s.kept[$0] }
+                        digests[i] = Self.digest(tracked.fields, unset: tracked.unset)
+                    }
+                    if s.hash == digests[i] { result.outcomes[i] = .unchanged; continue }
                 }
                 toWrite.append(i)
             }
@@ -227,6 +257,10 @@ extension MongoCollection {
                         _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         var attempt = 1
         var backoff = max(1, options.initialBackoffMS)
+        // All attempts together stay within the server timeout: each retry after a lost
+        // connection may wait that long again for a server, and four of them made a dead server
+        // take 12 s to report with --server-timeout 3 (fault-test).
+        let deadline = ContinuousClock.now + .milliseconds(connection.serverTimeoutMS)
         while true {
             do {
                 return try body()
@@ -235,6 +269,7 @@ extension MongoCollection {
                 // `.unreachable` means server selection already waited the whole timeout the
                 // user gave (--server-timeout); retrying would multiply it (4 attempts: 4x).
                 if case .unreachable = error { throw error }
+                if ContinuousClock.now + .milliseconds(min(backoff, 10_000)) >= deadline { throw error }
                 attempt += 1
                 result.retries += 1
                 usleep(UInt32(min(backoff, 10_000)) * 1000)
@@ -260,7 +295,7 @@ extension MongoCollection {
             for i in indexes {
                 sel.append(options.keyField, items[i].key)
                 let selector = sel.finish()
-                let pipeline = template.pipeline(key: items[i].key, fields: items[i].written, unset: items[i].unset,
+                let pipeline = template.pipeline(key: items[i].key, fields: items[i].written, unset: items[i].removed,
                                                  digest: digests[i])
                 let ok = LibBSON.withStaticPointer(selector, scratch: scratchA) { s in
                     LibBSON.withStaticPointer(pipeline, scratch: scratchB) { p in

@@ -80,6 +80,12 @@ extension MongoCollection {
         if let limit { opts.append("limit", .int64(Int64(limit))) }
         if let skip { opts.append("skip", .int64(Int64(skip))) }
 
+        return try openCursor(filter, options: opts)
+    }
+
+    /// The one place a `find` cursor is opened: on its own pooled client, which the cursor gives
+    /// back when it is exhausted or closed.
+    func openCursor(_ filter: BSONDocument, options opts: BSONDocument) throws(StoreError) -> MongoCursor {
         let client = connection.popClient()
         let coll = mongoc_client_get_collection(client, database, name)!
         let cursor = LibBSON.withPointer(filter) { f in

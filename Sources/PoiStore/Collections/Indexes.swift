@@ -58,7 +58,7 @@ extension MongoCollection {
             let keys = spec["key"]?.documentValue ?? BSONDocument()
             let unique = spec["unique"]?.boolValue ?? false
             guard Self.sameKeys(keys, index.keys), unique == index.unique else {
-                throw .server(code: 85, codeName: "IndexOptionsConflict", message:
+                throw .server(code: ServerErrorCode.indexOptionsConflict, codeName: "IndexOptionsConflict", message:
                     "collection \(name) already has an index named \(index.name) with keys \(keys)"
                     + "\(unique ? " (unique)" : ""), but PoiKit needs \(index.keys)\(index.unique ? " (unique)" : ""); "
                     + "drop or rename that index, then run again", labels: [])
@@ -90,7 +90,7 @@ extension MongoCollection {
             let batch = reply["cursor"]?.documentValue?["firstBatch"]?.arrayValue ?? []
             return batch.compactMap(\.documentValue)
         } catch {
-            if case .server(let code, _, _, _) = error, code == 26 { return [] }
+            if case .server(let code, _, _, _) = error, code == ServerErrorCode.namespaceNotFound { return [] }
             throw error
         }
     }

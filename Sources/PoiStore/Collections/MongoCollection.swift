@@ -76,15 +76,29 @@ public struct MongoCollection: Sendable {
     /// Applies an update document (operators or a pipeline) to the first match of `filter`.
     @discardableResult
     public func updateOne(filter: BSONDocument, update: BSONDocument) throws(StoreError) -> Bool {
-        try withCollection { (coll) throws(StoreError) -> Bool in
+        try self.update(filter: filter, update: update, with: mongoc_collection_update_one) > 0
+    }
+
+    /// Applies `update` to every match of `filter`. Returns how many matched. Used to relink
+    /// every place that shows one image when its thumbnail is replaced.
+    @discardableResult
+    public func updateMany(filter: BSONDocument, update: BSONDocument) throws(StoreError) -> Int {
+        try self.update(filter: filter, update: update, with: mongoc_collection_update_many)
+    }
+
+    /// `mongoc_collection_update_one` or `_many` (same signature); returns the matched count.
+    private func update(filter: BSONDocument, update: BSONDocument,
+                        with call: (OpaquePointer?, OpaquePointer?, OpaquePointer?, OpaquePointer?, OpaquePointer?,
+                                    UnsafeMutablePointer<bson_error_t>?) -> Bool) throws(StoreError) -> Int {
+        try withCollection { (coll) throws(StoreError) -> Int in
             var error = bson_error_t()
             let (ok, reply) = LibBSON.withStaticPointer(filter) { sel in
                 LibBSON.withStaticPointer(update) { upd in
-                    LibBSON.withReply { reply in mongoc_collection_update_one(coll, sel, upd, nil, reply, &error) }
+                    LibBSON.withReply { reply in call(coll, sel, upd, nil, reply, &error) }
                 }
             }
             if !ok { throw connection.storeError(error, reply: reply) }
-            return (reply["matchedCount"]?.int64Value ?? 0) > 0
+            return Int(reply["matchedCount"]?.int64Value ?? 0)
         }
     }
 
@@ -123,7 +137,7 @@ public struct MongoCollection: Sendable {
         do {
             _ = try runCommand(["drop": .string(name)])
         } catch {
-            if case .server(let code, _, _, _) = error, code == 26 { return }  // NamespaceNotFound
+            if case .server(let code, _, _, _) = error, code == ServerErrorCode.namespaceNotFound { return }
             throw error
         }
     }

@@ -1,23 +1,34 @@
 /// The few `locations` operations besides upserts that the jobs need, on the backend's fields.
 extension MongoDatabase {
-    /// Points the place `placeId` at `thumbnail` (nil removes `thumbnailId`). `updated_at` is not
-    /// touched: the app ignores `thumbnailId`, so for its readers nothing changed.
+    /// Points every place showing the original image `original` (its `imageId`) at `thumbnail`
+    /// (nil removes `thumbnailId`) and sets their `updated_at` to `updatedAt`. Returns how many
+    /// places changed: places already showing `thumbnail` are left alone, `updated_at` included.
+    ///
+    /// A relink is a change for incremental exports (`export --since` reads `updated_at`): the
+    /// app ignores `thumbnailId`, but a copy made from exports must learn the new id before the
+    /// old thumbnail is deleted. The import's own write of `thumbnailId` stays outside the
+    /// place's change digest, so a plain rerun of an import still moves nothing.
+    ///
+    /// The one relink both jobs use: thumbnail regeneration before it deletes the previous
+    /// thumbnail (so no place ever points at a deleted file), and the import when an explicit
+    /// recipe made a new thumbnail for an image stored earlier.
     @discardableResult
-    public func setThumbnail(_ thumbnail: ObjectId?, placeId: ObjectId) throws(StoreError) -> Bool {
-        try locations.updateOne(filter: ["_id": .objectId(placeId)], update: Self.thumbnailUpdate(thumbnail))
+    public func setThumbnail(_ thumbnail: ObjectId?, forImage original: ObjectId,
+                             updatedAt: BSONDate = .now()) throws(StoreError) -> Int {
+        try locations.updateMany(filter: Self.thumbnailFilter(thumbnail, forImage: original),
+                                 update: Self.thumbnailUpdate(thumbnail, updatedAt: updatedAt))
     }
 
-    /// Points every place showing the original image `original` (its `imageId`) at `thumbnail`.
-    /// Returns how many places matched. Used by thumbnail regeneration before it deletes the
-    /// previous thumbnail, so no place ever points at a deleted file.
-    @discardableResult
-    public func setThumbnail(_ thumbnail: ObjectId?, forImage original: ObjectId) throws(StoreError) -> Int {
-        try locations.updateMany(filter: ["imageId": .string(original.hex)], update: Self.thumbnailUpdate(thumbnail))
+    static func thumbnailFilter(_ thumbnail: ObjectId?, forImage original: ObjectId) -> BSONDocument {
+        let current: BSONDocument = thumbnail.map { ["$ne": .string($0.hex)] } ?? ["$exists": true]
+        return ["imageId": .string(original.hex), "thumbnailId": .document(current)]
     }
 
-    static func thumbnailUpdate(_ thumbnail: ObjectId?) -> BSONDocument {
-        if let thumbnail { return ["$set": .document(["thumbnailId": .string(thumbnail.hex)])] }
-        return ["$unset": .document(["thumbnailId": ""])]
+    static func thumbnailUpdate(_ thumbnail: ObjectId?, updatedAt: BSONDate) -> BSONDocument {
+        if let thumbnail {
+            return ["$set": .document(["thumbnailId": .string(thumbnail.hex), "updated_at": .date(updatedAt)])]
+        }
+        return ["$unset": .document(["thumbnailId": ""]), "$set": .document(["updated_at": .date(updatedAt)])]
     }
 
     /// Every file id some place refers to (`imageId` or `thumbnailId`), for `poi gc`.

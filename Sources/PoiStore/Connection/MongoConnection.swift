@@ -14,9 +14,15 @@ public struct ConnectionOptions: Sendable {
 /// libmongoc must be initialised once per process before any other call. A lazily initialised
 /// global constant gives exactly that without mutable state. Its logging is switched off: every
 /// failure reaches us as a `bson_error_t` anyway, and its log lines could echo connection strings.
+///
+/// Its performance counters are kept in process memory, not in /dev/shm: a shared-memory
+/// segment per process outlives it (no `mongoc_cleanup` at exit), and a later process with the
+/// same pid made libmongoc print "Falling back to malloc for counters" on stderr, which cron mails.
+/// The handler goes first so that nothing mongoc_init says reaches stderr either.
 private let libmongocReady: Void = {
-    mongoc_init()
     mongoc_log_set_handler(nil, nil)
+    setenv("MONGOC_DISABLE_SHM", "1", 1)
+    mongoc_init()
 }()
 
 /// A pool of libmongoc clients for one URI, safe to share between concurrent tasks.
@@ -31,6 +37,10 @@ public final class MongoConnection: @unchecked Sendable {
     public let hosts: String
     /// The default database named in the URI path, if any.
     public let uriDatabase: String?
+    /// How long one operation may wait for a server (`serverSelectionTimeoutMS`, from the URI or
+    /// `ConnectionOptions`): retries of a failed write stop when it is spent, so a dead server is
+    /// reported within the time the user gave, not a multiple of it.
+    public let serverTimeoutMS: Int
 
     public var redactedURI: String { redactor.redactedURI }
     /// Size limits from `hello`, asked once per connection (bulk writes need them every batch).
@@ -42,6 +52,16 @@ public final class MongoConnection: @unchecked Sendable {
         let preliminary = Redactor(uri: uriString)
         guard let uri = mongoc_uri_new_with_error(uriString, &error) else {
             throw .invalidURI(uri: preliminary.redactedURI, reason: preliminary.scrub(MongoErrorText.message(of: error)))
+        }
+        // libmongoc ends the user information at the FIRST `@`: `bob:p@ssW0RD@host` has password
+        // "p" and host "ssw0rd@host", so every later message named a piece of the password as
+        // the server. Such a URI can never connect (no host name holds an `@`): refuse it here,
+        // masked up to the last `@` as `Redactor` does.
+        if Self.hostList(uri).contains("@") {
+            mongoc_uri_destroy(uri)
+            throw .invalidURI(uri: preliminary.redactedURI,
+                              reason: "the user name or password holds an '@' that is not percent-encoded "
+                                  + "(write it as %40; the same for ':' '/' '?' '#' '[' ']' and '%')")
         }
         let password = mongoc_uri_get_password(uri).map { String(cString: $0) }
         self.redactor = Redactor(uri: uriString, decodedPassword: password)
@@ -57,6 +77,8 @@ public final class MongoConnection: @unchecked Sendable {
         setDefault(MONGOC_URI_SOCKETTIMEOUTMS, options.socketTimeoutMS)
         setDefault(MONGOC_URI_MAXPOOLSIZE, options.maxPoolSize)
         if mongoc_uri_get_appname(uri) == nil { _ = mongoc_uri_set_appname(uri, options.appName) }
+        serverTimeoutMS = Int(mongoc_uri_get_option_as_int32(uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS,
+                                                              options.serverSelectionTimeoutMS))
 
         guard let pool = mongoc_client_pool_new(uri) else {
             mongoc_uri_destroy(uri)

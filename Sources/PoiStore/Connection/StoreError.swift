@@ -9,24 +9,34 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     case unreachable(hosts: String, reason: String)
     /// Authentication failed.
     case authentication(hosts: String, reason: String)
-    /// The server answered with an error (`code`/`codeName` as the server sent them).
+    /// The server answered with an error (`code`/`codeName` as the server sent them; see
+    /// `ServerErrorCode`).
     case server(code: Int, codeName: String, message: String, labels: [String])
     /// A network or protocol failure after the server had been selected.
     case network(reason: String)
     /// A user-supplied query or document was refused before it reached the server.
     case refusedQuery(reason: String)
-    /// Reading or writing stored bytes failed.
+    /// Reading, writing or listing stored bytes failed (`path`: a file or folder of the uploads
+    /// store, or the GridFS bucket's name).
     case io(path: String, reason: String)
+    /// A content type no file name can be derived from (the backend names files `<id>.<subtype>`).
+    case unsupportedContentType(String)
+    /// A `files` document whose bytes are gone (deleted by hand, or a store from elsewhere).
+    case bytesMissing(id: ObjectId, fileName: String)
+    /// A `files` document whose bytes are there but damaged: fewer or more bytes than its
+    /// `length`, GridFS chunks missing or corrupt, or content that does not match its `sha256`.
+    case bytesDamaged(id: ObjectId, fileName: String, reason: String)
     /// Anything libmongoc reports that fits none of the above (domain/code kept for diagnosis).
     case driver(domain: UInt32, code: UInt32, message: String)
 
+    /// Says what failed, never how to fix it with a command or flag: each program that shows it
+    /// knows its own options (the `poi` CLI adds those hints when it prints).
     public var description: String {
         switch self {
         case .invalidURI(let uri, let reason):
             return "invalid MongoDB URI \(uri): \(reason)"
         case .unreachable(let hosts, let reason):
-            return "cannot reach MongoDB at \(hosts): \(reason). Check that the server is running and that "
-                + "--uri or MONGODB_URI points at it (for the embedded test server: make db-start)."
+            return "cannot reach MongoDB at \(hosts): \(reason)"
         case .authentication(let hosts, let reason):
             return "authentication to MongoDB at \(hosts) failed: \(reason). Check the user name and password in the URI."
         case .server(let code, let codeName, let message, _):
@@ -37,6 +47,12 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
             return "query refused: \(reason)"
         case .io(let path, let reason):
             return "\(path): \(reason)"
+        case .unsupportedContentType(let contentType):
+            return "content type '\(contentType)': PoiKit cannot name a file after it (want type/subtype)"
+        case .bytesMissing(let id, let fileName):
+            return "file \(id.hex): the files document exists but its bytes (\(fileName)) are missing"
+        case .bytesDamaged(let id, let fileName, let reason):
+            return "file \(id.hex): its bytes (\(fileName)) are damaged: \(reason)"
         case .driver(_, _, let message):
             return "MongoDB driver error: \(message)"
         }
@@ -48,16 +64,16 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
         case .network, .unreachable: return true
         case .server(let code, _, _, let labels):
             return labels.contains("RetryableWriteError") || labels.contains("TransientTransactionError")
-                || Self.retryableCodes.contains(code)
+                || ServerErrorCode.retryable.contains(code)
         default: return false
         }
     }
-
-    /// Server codes the MongoDB retryable-writes spec lists as retryable.
-    static let retryableCodes: Set<Int> = [6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436]
 }
 
-/// Turns libmongoc's `bson_error_t` (+ optional server reply) into a `StoreError`.
+/// Turns libmongoc's `bson_error_t` (+ optional server reply) into a `StoreError`, on its
+/// `(domain, code)` pair as the archived mongo-swift-driver's `parseMongocError` does (the pool
+/// uses error API version 2, so every error the server sent arrives in `MONGOC_ERROR_SERVER`
+/// or `MONGOC_ERROR_WRITE_CONCERN` with the server's own code).
 enum MongoErrorText {
     static func message(of error: bson_error_t) -> String {
         withUnsafeBytes(of: error.message) { raw in
@@ -67,23 +83,24 @@ enum MongoErrorText {
 
     static func storeError(_ error: bson_error_t, reply: BSONDocument?, hosts: String, redactor: Redactor) -> StoreError {
         let text = redactor.scrub(message(of: error))
-        let domain = error.domain
-        let code = error.code
+        let domain = mongoc_error_domain_t(rawValue: error.domain)
+        let code = mongoc_error_code_t(rawValue: error.code)
         let labels = reply?["errorLabels"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        switch domain {
-        case UInt32(MONGOC_ERROR_SERVER_SELECTION.rawValue):
+        switch (domain, code) {
+        case (MONGOC_ERROR_SERVER_SELECTION, _):
             return .unreachable(hosts: hosts, reason: unwrapSelectionMessage(text))
-        case UInt32(MONGOC_ERROR_STREAM.rawValue), UInt32(MONGOC_ERROR_PROTOCOL.rawValue):
+        case (MONGOC_ERROR_STREAM, _), (MONGOC_ERROR_PROTOCOL, _):
             return .network(reason: text)
-        case UInt32(MONGOC_ERROR_CLIENT.rawValue) where code == UInt32(MONGOC_ERROR_CLIENT_AUTHENTICATE.rawValue):
+        case (MONGOC_ERROR_CLIENT, MONGOC_ERROR_CLIENT_AUTHENTICATE), (MONGOC_ERROR_SASL, _), (MONGOC_ERROR_SCRAM, _):
             return .authentication(hosts: hosts, reason: text)
-        case UInt32(MONGOC_ERROR_SERVER.rawValue), UInt32(MONGOC_ERROR_WRITE_CONCERN.rawValue),
-             UInt32(MONGOC_ERROR_QUERY.rawValue), UInt32(MONGOC_ERROR_COLLECTION.rawValue):
+        case (MONGOC_ERROR_SERVER, _) where Int(error.code) == ServerErrorCode.authenticationFailed,
+             (MONGOC_ERROR_QUERY, _) where Int(error.code) == ServerErrorCode.authenticationFailed:
+            return .authentication(hosts: hosts, reason: text)
+        case (MONGOC_ERROR_SERVER, _), (MONGOC_ERROR_WRITE_CONCERN, _), (MONGOC_ERROR_QUERY, _), (MONGOC_ERROR_COLLECTION, _):
             let codeName = reply?["codeName"]?.stringValue ?? ""
-            if code == 18 { return .authentication(hosts: hosts, reason: text) }
-            return .server(code: Int(code), codeName: codeName, message: text, labels: labels)
+            return .server(code: Int(error.code), codeName: codeName, message: text, labels: labels)
         default:
-            return .driver(domain: domain, code: code, message: text)
+            return .driver(domain: error.domain, code: error.code, message: text)
         }
     }
 

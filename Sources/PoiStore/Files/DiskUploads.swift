@@ -1,4 +1,5 @@
 import Foundation
+import PoiFiles
 
 #if canImport(Glibc)
 import Glibc
@@ -8,9 +9,9 @@ import Darwin
 
 /// The backend's own layout: bytes at `<uploads>/<_id hex><ext>`, served by `GET /files/:id`.
 ///
-/// A write goes to a temporary file in the same folder (same file system, so the rename is
-/// atomic), is fsynced, renamed into place, and the folder is fsynced so the new name survives a
-/// power cut; only then does `put` insert the `files` document. Readers (the backend) therefore
+/// A write goes through PoiFiles' `AtomicFile`: a temporary file in the same folder (same file
+/// system, so the rename is atomic), fsynced, renamed into place, and the folder fsynced so the
+/// new name survives a power cut; only then does `add` insert the `files` document. Readers (the backend) therefore
 /// never see a partial file under a final name.
 public struct DiskUploads: FileStore {
     public let database: MongoDatabase
@@ -20,7 +21,7 @@ public struct DiskUploads: FileStore {
     /// process death the next `orphans()` would report it).
     let beforeRename: (@Sendable () throws(StoreError) -> Void)?
 
-    static let temporaryMarker = ".tmp-"
+    static let temporaryMarker = AtomicFile.temporaryMarker
 
     public init(database: MongoDatabase, directory: String) throws(StoreError) {
         try self.init(database: database, directory: directory, beforeRename: nil)
@@ -31,6 +32,16 @@ public struct DiskUploads: FileStore {
         self.database = database
         self.directory = directory
         self.beforeRename = beforeRename
+        // Foundation says "A file with the same name already exists" for a dangling symlink or a
+        // file in the way: say what is there instead.
+        var st = stat()
+        if lstat(directory, &st) == 0 && stat(directory, &st) != 0 && errno == ENOENT {
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: directory)) ?? "?"
+            throw .io(path: directory, reason: "the uploads folder is a symbolic link to \(target), which does not exist")
+        }
+        if stat(directory, &st) == 0 && (st.st_mode & S_IFMT) != S_IFDIR {
+            throw .io(path: directory, reason: "the uploads folder is not a folder")
+        }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -41,60 +52,24 @@ public struct DiskUploads: FileStore {
     func path(_ name: String) -> String { directory + "/" + name }
 
     public func storeBytes(_ bytes: [UInt8], id: ObjectId, ext: String) throws(StoreError) {
-        let final = path(id.hex + ext)
-        let temp = path("." + id.hex + ext + Self.temporaryMarker + String(UInt32.random(in: 0...UInt32.max), radix: 16))
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Self.ioError(temp, "cannot create") }
-        var ok = false
-        defer { if !ok { unlink(temp) } }
-        do {
-            defer { close(fd) }
-            let written = bytes.withUnsafeBytes { buf -> Bool in
-                var offset = 0
-                while offset < buf.count {
-                    let n = write(fd, buf.baseAddress! + offset, buf.count - offset)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        return false
-                    }
-                    offset += n
-                }
-                return true
-            }
-            guard written else { throw Self.ioError(temp, "cannot write") }
-            guard fsync(fd) == 0 else { throw Self.ioError(temp, "cannot fsync") }
+        let file: AtomicFile
+        do { file = try AtomicFile(path: path(id.hex + ext), durability: .synced, removingStale: false) } catch { throw Self.ioError(error) }
+        do throws(StoreError) {
+            do throws(FileError) { try file.write(bytes) } catch { throw Self.ioError(error) }
+            try beforeRename?()
+            do throws(FileError) { try file.commit() } catch { throw Self.ioError(error) }
+        } catch {
+            file.abandon()
+            throw error
         }
-        try beforeRename?()
-        guard rename(temp, final) == 0 else { throw Self.ioError(final, "cannot rename the temporary file into place") }
-        ok = true
-        try syncDirectory()
-    }
-
-    private func syncDirectory() throws(StoreError) {
-        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dfd >= 0 else { throw Self.ioError(directory, "cannot open the folder to fsync it") }
-        defer { close(dfd) }
-        guard fsync(dfd) == 0 else { throw Self.ioError(directory, "cannot fsync the folder") }
     }
 
     public func loadBytes(id: ObjectId, ext: String) throws(StoreError) -> [UInt8]? {
-        let p = path(id.hex + ext)
-        let fd = open(p, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw Self.ioError(p, "cannot open")
-        }
-        defer { close(fd) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Self.ioError(p, "cannot read")
-            }
-            if n == 0 { return out }
-            out.append(contentsOf: chunk[0..<n])
+        do {
+            return try WholeFile.read(path(id.hex + ext))
+        } catch {
+            if case .cannotOpen(_, let code) = error, code == ENOENT { return nil }
+            throw Self.ioError(error)
         }
     }
 
@@ -105,21 +80,37 @@ public struct DiskUploads: FileStore {
         throw Self.ioError(p, "cannot delete")
     }
 
-    public func listStoredBytes() throws(StoreError) -> (items: [(id: ObjectId?, name: String)], temporary: [String]) {
+    public func storedSize(id: ObjectId, ext: String) throws(StoreError) -> Int? {
+        let p = path(id.hex + ext)
+        var st = stat()
+        if stat(p, &st) == 0 { return Int(st.st_size) }
+        if errno == ENOENT || errno == ENOTDIR { return nil }
+        throw Self.ioError(p, "cannot read its size")
+    }
+
+    public func listStoredBytes() throws(StoreError) -> (items: [StoredBytes], temporary: [String]) {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
             throw .io(path: directory, reason: "cannot list the uploads folder: \(error.localizedDescription)")
         }
-        var items: [(id: ObjectId?, name: String)] = []
+        var items: [StoredBytes] = []
         var temporary: [String] = []
         for name in names {
             if name.hasPrefix("."), name.contains(Self.temporaryMarker) { temporary.append(name); continue }
             if name.hasPrefix(".") { continue }
-            items.append((ObjectId(hex: String(name.prefix(24))), name))
+            // The size from a `stat` (nil when the file went away meanwhile): compared with the
+            // document's `length`, it finds a truncated or overwritten file without reading it.
+            var st = stat()
+            let size = stat(path(name), &st) == 0 ? Int(st.st_size) : nil
+            items.append(StoredBytes(id: ObjectId(hex: String(name.prefix(24))), name: name, size: size))
         }
         return (items, temporary)
+    }
+
+    static func ioError(_ error: FileError) -> StoreError {
+        .io(path: error.path, reason: error.reason)
     }
 
     static func ioError(_ path: String, _ what: String) -> StoreError {

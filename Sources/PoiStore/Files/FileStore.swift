@@ -1,5 +1,3 @@
-import Crypto
-
 public enum FileRole: String, Sendable {
     case original, thumbnail
 }
@@ -110,16 +108,64 @@ public struct PutResult: Sendable, Equatable {
     public var reused: Bool
 }
 
+/// One stored item as the byte store lists it.
+public struct StoredBytes: Sendable, Equatable {
+    /// The id its name starts with; nil for names that are not PoiKit/backend files.
+    public var id: ObjectId?
+    /// The file name in the uploads folder, or the GridFS filename.
+    public var name: String
+    /// How many bytes are stored (a file's size, a GridFS file's `length`); nil when unknown.
+    public var size: Int?
+    /// What the store itself sees wrong with it (GridFS: chunks missing); nil when nothing.
+    public var damage: String?
+
+    public init(id: ObjectId?, name: String, size: Int? = nil, damage: String? = nil) {
+        self.id = id
+        self.name = name
+        self.size = size
+        self.damage = damage
+    }
+}
+
+extension StoredFile {
+    /// `.bytesDamaged` when `storedSize` bytes are not what this document says (the check
+    /// `bytes(of:)` makes, for a caller that reads the bytes itself, as `poi serve` streams a
+    /// disk file); nil when they agree or the document has no length.
+    public func damage(storedSize: Int) -> StoreError? {
+        DiskUploads.sizeProblem(stored: storedSize, documented: length)
+            .map { .bytesDamaged(id: id, fileName: fileName, reason: $0) }
+    }
+}
+
+/// Bytes that are there but damaged.
+public struct DamagedBytes: Sendable, Equatable {
+    public var id: ObjectId
+    /// The name the backend serves it under (`<id hex><ext>`).
+    public var fileName: String
+    /// What is wrong: "5000 of 1593742 bytes", "0 of 3 chunks", "content does not match its sha256", …
+    public var reason: String
+
+    public init(id: ObjectId, fileName: String, reason: String) {
+        self.id = id
+        self.fileName = fileName
+        self.reason = reason
+    }
+}
+
 /// Inconsistencies between `files` and the stored bytes, for `poi gc` (nothing is deleted here).
 public struct OrphanReport: Sendable, Equatable {
     /// Stored bytes no `files` document describes (file names, or GridFS ids as hex).
     public var bytesWithoutDocument: [String] = []
     /// `files` documents whose bytes are missing.
     public var documentsWithoutBytes: [ObjectId] = []
+    /// `files` documents whose bytes are there but damaged (sorted by id).
+    public var damaged: [DamagedBytes] = []
     /// Temporary files a crashed write left behind (disk store only).
     public var staleTemporaryFiles: [String] = []
 
-    public var isEmpty: Bool { bytesWithoutDocument.isEmpty && documentsWithoutBytes.isEmpty && staleTemporaryFiles.isEmpty }
+    public var isEmpty: Bool {
+        bytesWithoutDocument.isEmpty && documentsWithoutBytes.isEmpty && damaged.isEmpty && staleTemporaryFiles.isEmpty
+    }
 }
 
 /// Where image bytes live, with their `files` documents. Implementations store bytes durably
@@ -135,35 +181,64 @@ public protocol FileStore: Sendable {
     func loadBytes(id: ObjectId, ext: String) throws(StoreError) -> [UInt8]?
     /// Removes the bytes of `id`; false when there were none.
     func removeBytes(id: ObjectId, ext: String) throws(StoreError) -> Bool
-    /// Every stored item as `(id, name)`, with `id` nil for names that are not PoiKit/backend
-    /// files, plus leftover temporary files.
-    func listStoredBytes() throws(StoreError) -> (items: [(id: ObjectId?, name: String)], temporary: [String])
+    /// How many bytes are stored for `id` without reading them (a `stat`, a GridFS `length`);
+    /// nil when none are.
+    func storedSize(id: ObjectId, ext: String) throws(StoreError) -> Int?
+    /// Every stored item (`id` nil for names that are not PoiKit/backend files) with its size,
+    /// plus leftover temporary files.
+    func listStoredBytes() throws(StoreError) -> (items: [StoredBytes], temporary: [String])
 }
 
 extension FileStore {
     var filesCollection: MongoCollection { database.files }
 
     /// Stores `bytes` unless the same content with the same role is already stored, in which
-    /// case that file is returned (`reused`). Crash-safe order: bytes, then the document.
+    /// case that file is returned (`reused`): how an original photo is stored once.
     ///
     /// Two concurrent puts of the same new content may both store it (the `sha256` index is not
     /// unique, because two roles may share content); both files are valid and `poi gc` can merge.
     public func put(_ bytes: [UInt8], info: FileInfo, createdAt: BSONDate = .now()) throws(StoreError) -> PutResult {
-        let sha = info.sha256 ?? Self.sha256Hex(bytes)
+        var info = info
+        let sha = info.sha256 ?? ContentDigest.sha256Hex(bytes)
+        info.sha256 = sha
         if let existing = try file(sha256: sha, role: info.role) {
             return PutResult(file: existing, reused: true)
         }
+        return PutResult(file: try add(bytes, info: info, createdAt: createdAt), reused: false)
+    }
+
+    /// Stores `bytes` as a new file, whatever is stored already. Crash-safe order: the bytes are
+    /// made durable, then the document is inserted; when the insert fails the bytes are removed
+    /// again (best effort: `orphans()` finds them otherwise).
+    ///
+    /// What thumbnails use: one original's thumbnail must never be "reused" for another whose
+    /// thumbnail happens to have the same bytes, because its `thumbnailOf` names the other
+    /// original (deleting or regenerating one would break the other's link). Originals use it
+    /// directly when the caller has just looked their content up (`file(sha256:role:)`).
+    public func add(_ bytes: [UInt8], info: FileInfo, createdAt: BSONDate = .now()) throws(StoreError) -> StoredFile {
+        let sha = info.sha256 ?? ContentDigest.sha256Hex(bytes)
+        return try add(info: info, length: bytes.count, sha256: sha, createdAt: createdAt) { (file) throws(StoreError) in
+            try storeBytes(bytes, id: file.id, ext: file.ext)
+        }
+    }
+
+    /// The one way a new file is added, whatever holds its bytes (an array here, a staged
+    /// upload in `putStaged`): `writeBytes` makes the bytes of `file` durable, then the
+    /// document is inserted; when the insert fails the bytes are removed again (best effort:
+    /// `orphans()` finds them otherwise).
+    func add(info: FileInfo, length: Int, sha256: String, createdAt: BSONDate,
+             writeBytes: (StoredFile) throws(StoreError) -> Void) throws(StoreError) -> StoredFile {
         let ext = try FileExtension.of(contentType: info.contentType)
-        let file = StoredFile(id: ObjectId(), info: info, ext: ext, length: bytes.count, sha256: sha, createdAt: createdAt)
-        try storeBytes(bytes, id: file.id, ext: ext)
+        let file = StoredFile(id: ObjectId(), info: info, ext: ext, length: length, sha256: sha256, createdAt: createdAt)
+        try writeBytes(file)
         do {
             try filesCollection.insertOne(file.document)
         } catch {
-            // No document: the bytes would be an orphan. Best effort; gc finds them otherwise.
+            // No document: the bytes would be an orphan.
             _ = try? removeBytes(id: file.id, ext: ext)
             throw error
         }
-        return PutResult(file: file, reused: false)
+        return file
     }
 
     /// The `files` document of `id`.
@@ -178,13 +253,51 @@ extension FileStore {
         return try filesCollection.findOne(filter).flatMap(StoredFile.init(document:))
     }
 
-    /// The bytes of file `id`; nil when there is no such document.
+    /// The bytes of file `id`; nil when there is no such document, `.bytesMissing` when the
+    /// document is there but its bytes are not.
     public func get(_ id: ObjectId) throws(StoreError) -> [UInt8]? {
         guard let f = try file(id) else { return nil }
-        guard let bytes = try loadBytes(id: id, ext: f.ext) else {
-            throw .io(path: f.fileName, reason: "the files document exists but its bytes are missing (run poi gc)")
+        return try bytes(of: f)
+    }
+
+    /// The bytes of a `files` document the caller already read (no second lookup);
+    /// `.bytesMissing` when they are gone.
+    ///
+    /// `.bytesDamaged` when they are not what the document says: another length than its
+    /// `length` (documents the backend wrote itself have none and are not checked), or GridFS
+    /// chunks missing or corrupt.
+    public func bytes(of file: StoredFile) throws(StoreError) -> [UInt8] {
+        let loaded: [UInt8]?
+        do {
+            loaded = try loadBytes(id: file.id, ext: file.ext)
+        } catch {
+            if case .bytesDamaged(_, _, let reason) = error {
+                throw .bytesDamaged(id: file.id, fileName: file.fileName, reason: reason)
+            }
+            throw error
+        }
+        guard let bytes = loaded else {
+            throw .bytesMissing(id: file.id, fileName: file.fileName)
+        }
+        if let problem = Self.sizeProblem(stored: bytes.count, documented: file.length) {
+            throw .bytesDamaged(id: file.id, fileName: file.fileName, reason: problem)
         }
         return bytes
+    }
+
+    /// "5000 of 1593742 bytes" when a stored size differs from the document's `length`; nil when
+    /// they agree or the document has no length (the backend's own documents).
+    static func sizeProblem(stored: Int, documented: Int) -> String? {
+        guard documented > 0, stored != documented else { return nil }
+        return stored < documented ? "\(stored) of \(documented) bytes" : "\(stored) bytes, \(documented) expected"
+    }
+
+    /// Whether the bytes of `file` are stored with the document's length, without reading them:
+    /// what `poi thumbnails` asks of a thumbnail before calling it up to date, and the import
+    /// of an original it found by content.
+    public func hasBytes(_ file: StoredFile) throws(StoreError) -> Bool {
+        guard let size = try storedSize(id: file.id, ext: file.ext) else { return false }
+        return Self.sizeProblem(stored: size, documented: file.length) == nil
     }
 
     /// Deletes file `id`: the document first (so nothing points at missing bytes), then the
@@ -211,31 +324,53 @@ extension FileStore {
         return try cursor.collect().compactMap(StoredFile.init(document:))
     }
 
-    /// Bytes without documents and documents without bytes (read-only).
-    public func orphans() throws(StoreError) -> OrphanReport {
+    /// Bytes without documents, documents without bytes, and damaged bytes (read-only).
+    ///
+    /// Always: each stored size is compared with its document's `length`, and GridFS chunk counts
+    /// with what the length needs (both from listings, no byte is read). With `verify`, every
+    /// file is also read whole and its SHA-256 compared with the document's `sha256`.
+    public func orphans(verify: Bool = false) throws(StoreError) -> OrphanReport {
         let listing = try listStoredBytes()
-        var documents: [ObjectId: String] = [:]
-        let cursor = try filesCollection.find(BSONDocument(), projection: ["_id": 1, "ext": 1, "content-type": 1], batchSize: 1000)
+        var documents: [ObjectId: StoredFile] = [:]
+        let cursor = try filesCollection.find(BSONDocument(), projection: ["_id": 1, "ext": 1, "content-type": 1, "length": 1, "sha256": 1],
+                                              batchSize: 1000)
         while let d = try cursor.next() {
             guard let f = StoredFile(document: d) else { continue }
-            documents[f.id] = f.fileName
+            documents[f.id] = f
         }
         var report = OrphanReport(staleTemporaryFiles: listing.temporary.sorted())
         var seen = Set<ObjectId>()
         for item in listing.items {
-            if let id = item.id, documents[id] == item.name { seen.insert(id) } else { report.bytesWithoutDocument.append(item.name) }
+            guard let id = item.id, let file = documents[id], file.fileName == item.name else {
+                report.bytesWithoutDocument.append(item.name)
+                continue
+            }
+            seen.insert(id)
+            if let damage = item.damage ?? item.size.flatMap({ Self.sizeProblem(stored: $0, documented: file.length) }) {
+                report.damaged.append(DamagedBytes(id: id, fileName: file.fileName, reason: damage))
+                continue
+            }
+            guard verify else { continue }
+            do {
+                let bytes = try self.bytes(of: file)
+                if file.sha256.count == 64, ContentDigest.sha256Hex(bytes) != file.sha256.lowercased() {
+                    report.damaged.append(DamagedBytes(id: id, fileName: file.fileName, reason: "content does not match its sha256"))
+                }
+            } catch {
+                switch error {
+                case .bytesDamaged(_, _, let reason):
+                    report.damaged.append(DamagedBytes(id: id, fileName: file.fileName, reason: reason))
+                case .bytesMissing:
+                    seen.remove(id)  // gone since the listing
+                default:
+                    throw error
+                }
+            }
         }
         report.documentsWithoutBytes = documents.keys.filter { !seen.contains($0) }.sorted()
         report.bytesWithoutDocument.sort()
+        report.damaged.sort { $0.id < $1.id }
         return report
-    }
-
-    public static func sha256Hex(_ bytes: [UInt8]) -> String {
-        let hex = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for b in SHA256.hash(data: bytes) { out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 0xF)]) }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
@@ -272,7 +407,7 @@ public enum FileExtension {
                   (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x2B || c == 0x2D || c == 0x2E
               }), !parts[1].hasPrefix(".")
         else {
-            throw .io(path: contentType, reason: "not a content type PoiKit can name a file after (want type/subtype)")
+            throw .unsupportedContentType(contentType)
         }
         return "." + parts[1]
     }

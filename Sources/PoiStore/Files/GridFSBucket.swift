@@ -67,7 +67,8 @@ public struct GridFSBucket: Sendable {
         }
     }
 
-    /// Reads file `id` whole. Returns nil when no such file exists.
+    /// Reads file `id` whole. Returns nil when no such file exists; `.bytesDamaged` when a chunk
+    /// is missing or corrupt.
     public func download(id: ObjectId, maxBytes: Int = 1 << 31) throws(StoreError) -> [UInt8]? {
         try withBucket { (bucket) throws(StoreError) -> [UInt8]? in
             try Self.withValue(id) { (idValue) throws(StoreError) -> [UInt8]? in
@@ -87,6 +88,14 @@ public struct GridFSBucket: Sendable {
                     if n < 0 {
                         var streamError = bson_error_t()
                         _ = mongoc_gridfs_bucket_stream_error(stream, &streamError)
+                        // A chunk missing, out of order or of the wrong size: the file's bytes are
+                        // damaged, which is not a driver failure (the next file may read fine).
+                        if streamError.domain == UInt32(MONGOC_ERROR_GRIDFS.rawValue),
+                           [MONGOC_ERROR_GRIDFS_CHUNK_MISSING, MONGOC_ERROR_GRIDFS_CORRUPT]
+                               .map({ UInt32($0.rawValue) }).contains(streamError.code) {
+                            throw StoreError.bytesDamaged(id: id, fileName: "gridfs:\(bucketName)/\(id.hex)",
+                                                          reason: MongoErrorText.message(of: streamError))
+                        }
                         throw connection.storeError(streamError)
                     }
                     if n == 0 { break }

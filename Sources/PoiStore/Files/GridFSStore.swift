@@ -29,21 +29,35 @@ public struct GridFSStore: FileStore {
         return hadFile || (reply["n"]?.int64Value ?? 0) > 0
     }
 
-    public func listStoredBytes() throws(StoreError) -> (items: [(id: ObjectId?, name: String)], temporary: [String]) {
+    public func storedSize(id: ObjectId, ext: String) throws(StoreError) -> Int? {
+        let d = try database.collection(bucket.bucketName + ".files")
+            .findOne(["_id": .objectId(id)], projection: ["_id": 0, "length": 1])
+        guard let d else { return nil }
+        return Int(d["length"]?.int64Value ?? 0)
+    }
+
+    public func listStoredBytes() throws(StoreError) -> (items: [StoredBytes], temporary: [String]) {
         let cursor = try database.collection(bucket.bucketName + ".files")
-            .find(BSONDocument(), projection: ["_id": 1, "filename": 1], batchSize: 1000)
-        var items: [(id: ObjectId?, name: String)] = []
-        var withFile = Set<ObjectId>()
+            .find(BSONDocument(), projection: ["_id": 1, "filename": 1, "length": 1, "chunkSize": 1], batchSize: 1000)
+        var items: [StoredBytes] = []
+        // Chunks each file needs (from its length and chunk size), checked against the chunks
+        // counted below: a file whose chunks are gone still has its `.files` entry and length.
+        var expectedChunks: [ObjectId: Int] = [:]
         while let d = try cursor.next() {
             let id = d["_id"]?.objectIdValue
-            if let id { withFile.insert(id) }
-            items.append((id, d["filename"]?.stringValue ?? id?.hex ?? "?"))
+            let length = Int(d["length"]?.int64Value ?? 0)
+            if let id {
+                let chunkSize = Int(d["chunkSize"]?.int64Value ?? 0)
+                expectedChunks[id] = length == 0 ? 0 : (chunkSize > 0 ? (length + chunkSize - 1) / chunkSize : 1)
+            }
+            items.append(StoredBytes(id: id, name: d["filename"]?.stringValue ?? id?.hex ?? "?", size: length))
         }
         // Chunks of uploads that never completed (no `.files` document): bytes without a name.
         // Streamed, not `distinct` (its one reply is capped at 16 MB). The hint on the GridFS
         // index makes it an index-only scan; without it the server would read every chunk's
         // data. A bucket whose index is missing (chunks written by other tools) is scanned plain.
         var orphans = Set<ObjectId>()
+        var chunkCount: [ObjectId: Int] = [:]
         let chunks = database.collection(bucket.bucketName + ".chunks")
         for hint in [["files_id": 1, "n": 1] as BSONDocument, nil] {
             var seen = 0
@@ -51,8 +65,11 @@ public struct GridFSStore: FileStore {
                 let cursor = try chunks.find(BSONDocument(), projection: ["_id": 0, "files_id": 1], batchSize: 10_000, hint: hint)
                 while let d = try cursor.next() {
                     seen += 1
-                    if let id = d["files_id"]?.objectIdValue, !withFile.contains(id), orphans.insert(id).inserted {
-                        items.append((id, id.hex + " (chunks only)"))
+                    guard let id = d["files_id"]?.objectIdValue else { continue }
+                    if expectedChunks[id] != nil {
+                        chunkCount[id, default: 0] += 1
+                    } else if orphans.insert(id).inserted {
+                        items.append(StoredBytes(id: id, name: id.hex + " (chunks only)"))
                     }
                 }
                 break
@@ -61,6 +78,11 @@ public struct GridFSStore: FileStore {
                 // not waited out twice.
                 guard hint != nil, seen == 0, case .server = error else { throw error }
             }
+        }
+        for i in items.indices {
+            guard let id = items[i].id, let expected = expectedChunks[id] else { continue }
+            let found = chunkCount[id] ?? 0
+            if found != expected { items[i].damage = "\(found) of \(expected) chunks" }
         }
         return (items, [])
     }

@@ -83,6 +83,13 @@ public enum QueryGuard {
 
     /// Parses extended JSON with libbson, then refuses server-side JavaScript at any depth.
     public static func parse(_ json: String) throws(StoreError) -> BSONDocument {
+        // libbson reads a top-level array as a document keyed "0", "1"…: `[]` would match
+        // everything and `[1,2]` nothing. A filter is an object.
+        let first = json.utf8.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        if let first, first != UInt8(ascii: "{") {
+            let kind = first == UInt8(ascii: "[") ? "an array" : "not an object"
+            throw .refusedQuery(reason: "the query must be a JSON object such as {\"categories\": \"museum\"}, and this is \(kind)")
+        }
         let doc: BSONDocument
         do {
             doc = try LibBSON.parseExtendedJSON(json)

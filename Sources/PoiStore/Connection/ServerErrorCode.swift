@@ -1,0 +1,43 @@
+/// MongoDB server error codes PoiStore acts on, by the names the server gives them
+/// (`codeName`; the full list is the server's `error_codes.yml`). libmongoc passes these through
+/// unchanged as the `code` of errors in the server domains.
+public enum ServerErrorCode {
+    /// A malformed request: for a query, an unknown operator (`$badop`) or an operator given the
+    /// wrong type of argument (`{"$in": 1}`).
+    public static let badValue = 2
+    /// A query or update the server could not parse.
+    public static let failedToParse = 9
+    /// Codes that, on a find with a user's query, mean the query itself is wrong (the user's
+    /// mistake, like a refused query), not that the database failed.
+    public static let malformedQuery: Set<Int> = [badValue, failedToParse, invalidRegex]
+    /// A `$regex` the server cannot compile (`"("`).
+    public static let invalidRegex = 51091
+    /// Wrong user name or password (the server's own check, after the handshake).
+    public static let authenticationFailed = 18
+    /// The collection (or database) does not exist: dropping or listing the indexes of nothing.
+    public static let namespaceNotFound = 26
+    /// An index with the same name but other keys or options already exists.
+    public static let indexOptionsConflict = 85
+    /// A document is over `maxBsonObjectSize`; PoiStore also uses it for documents it refuses to
+    /// send for that reason.
+    public static let bsonObjectTooLarge = 10334
+    /// A unique index (for places: `importKey`) already holds the key.
+    public static let duplicateKey = 11000
+
+    /// Codes the retryable-writes specification lists as retryable: the primary stepped down or
+    /// is shutting down, or the network failed between the server and a node it called.
+    public static let retryable: Set<Int> = [
+        6,      // HostUnreachable
+        7,      // HostNotFound
+        89,     // NetworkTimeout
+        91,     // ShutdownInProgress
+        189,    // PrimarySteppedDown
+        262,    // ExceededTimeLimit
+        9001,   // SocketException
+        10107,  // NotWritablePrimary
+        11600,  // InterruptedAtShutdown
+        11602,  // InterruptedDueToReplStateChange
+        13435,  // NotPrimaryNoSecondaryOk
+        13436,  // NotPrimaryOrSecondary
+    ]
+}
