@@ -58,15 +58,19 @@ import Testing
         #expect(throws: ImageReferenceError.notFound("missing.jpg")) { try resolver.resolve("missing.jpg") }
         #expect(throws: ImageReferenceError.imagesDirMissing("/nonexistent-poikit")) { try ImagePathResolver(root: "/nonexistent-poikit") }
     }
+
+    /// Issue 19 §6: "." was "refused, the path leads outside --images-dir". It is the folder itself.
+    @Test func aFolderIsSaidToBeAFolder() throws {
+        defer { try? FileManager.default.removeItem(at: root) }
+        let resolver = try ImagePathResolver(root: root.appendingPathComponent("images").path)
+        for reference in [".", "./", "sub", "sub/"] {
+            #expect(throws: ImageReferenceError.notAFile(reference)) { try resolver.resolve(reference) }
+        }
+        #expect(ImageReferenceError.notAFile(".").description == "a folder, not an image file")
+    }
 }
 
 @Suite struct PlaceDocumentTests {
-    @Test func iso8601IsUTCWithMilliseconds() {
-        #expect(PlaceDocument.iso8601(BSONDate(millisecondsSinceEpoch: 0)) == "1970-01-01T00:00:00.000Z")
-        #expect(PlaceDocument.iso8601(BSONDate(millisecondsSinceEpoch: 1_700_000_000_123)) == "2023-11-14T22:13:20.123Z")
-        #expect(PlaceDocument.iso8601(BSONDate(millisecondsSinceEpoch: -1)) == "1969-12-31T23:59:59.999Z")
-    }
-
     @Test func placeMapsToTheBackendLayout() throws {
         let place = Place(name: "Big Ben", placename: nil, coordinate: Coordinate(longitude: -0.1246254, latitude: 51.5007292),
                           details: "Clock", categories: ["landmark", "clock"], image: "a.jpg", importKey: "ldn-001",
@@ -74,23 +78,38 @@ import Testing
                                              JSONMember("imageId", .string("stale"))]),
                           source: PlaceSource(file: "/x/places.csv", record: 1, position: .line(2)))
         let image = ObjectId(hex: "5f1d7a0c9b1e8a0012345678")!
-        let (set, unset, untracked) = PlaceDocument.fields(for: place, links: .init(imageId: image, thumbnailId: nil))
-        #expect(untracked.isEmpty)
-        #expect(set.keys == ["importKey", "name", "placename", "location", "details", "categories", "imageId", "extra", "source"])
+        let write = PlaceDocument.fields(for: place, links: .init(imageId: image, thumbnailId: nil))
+        let set = write.set
+        // Provenance and the thumbnail are written with the place but are not content.
+        #expect(write.untracked == ["source": .document(["file": "places.csv", "line": .int64(2)])])
+        // imageId last: a file without an image column keeps it (`keep`), digested in that place.
+        #expect(set.keys == ["importKey", "name", "placename", "location", "details", "categories", "extra", "imageId"])
         #expect(set["location"] == .document(["type": "Point", "coordinates": [-0.1246254, 51.5007292]]))
         #expect(set["imageId"] == .string("5f1d7a0c9b1e8a0012345678"))
         #expect(set["placename"] == .string(""))
         #expect(set["categories"] == ["landmark", "clock"])
-        #expect(set["extra"] == .document(["opening_hours": "9-5"]))
-        #expect(set["source"] == .document(["file": "places.csv", "line": .int64(2)]))
-        #expect(unset == ["thumbnailId"])
-        #expect(PlaceDocument.fields(for: place, links: nil).unset == ["imageId", "thumbnailId"])
+        // Columns named like what PoiKit writes are kept under extra (issue 18 §4).
+        #expect(set["extra"] == .document(["opening_hours": "9-5", "_reason": "old", "imageId": "stale"]))
+        #expect(write.unset == ["imageSource", "imageError"] && write.untrackedUnset == ["thumbnailId"] && write.keep.isEmpty)
+        // A failed image (or an empty image cell) removes the link; no image column keeps it.
+        let failed = PlaceDocument.fields(for: place, links: nil)
+        #expect(failed.unset == ["imageSource", "imageError", "imageId"] && failed.untrackedUnset == ["thumbnailId"] && failed.keep.isEmpty)
+        // A failed reference is kept with its reason, to find and retry it.
+        let traced = PlaceDocument.fields(for: place, links: nil, imageError: "no such file")
+        #expect(traced.set["imageSource"] == .string("a.jpg") && traced.set["imageError"] == .string("no such file"))
+        var noColumn = place
+        noColumn.image = nil
+        noColumn.hasImageField = false
+        let kept = PlaceDocument.fields(for: noColumn, links: nil)
+        #expect(kept.unset == ["imageSource", "imageError"] && kept.untrackedUnset.isEmpty && kept.keep == ["imageId"])
+        #expect(kept.set["imageId"] == nil)
         // The thumbnail is written with the place but is not part of what counts as a change.
         let thumb = ObjectId(hex: "5f1d7a0c9b1e8a0012345679")!
         let withThumb = PlaceDocument.fields(for: place, links: .init(imageId: image, thumbnailId: thumb))
         #expect(withThumb.set == set)
-        #expect(withThumb.unset.isEmpty)
-        #expect(withThumb.untracked == ["thumbnailId": "5f1d7a0c9b1e8a0012345679"])
+        #expect(withThumb.unset == ["imageSource", "imageError"] && withThumb.untrackedUnset.isEmpty)
+        #expect(withThumb.untracked == ["thumbnailId": "5f1d7a0c9b1e8a0012345679",
+                                        "source": .document(["file": "places.csv", "line": .int64(2)])])
     }
 
     @Test func storedDocumentBecomesAFeature() throws {
@@ -103,7 +122,9 @@ import Testing
         let feature = try #require(PlaceDocument.feature(from: doc, imagePath: "images/x.jpeg"))
         #expect(feature.id == .string("5f1d7a0c9b1e8a0012345678"))
         #expect(feature.coordinate == Coordinate(longitude: 10.5, latitude: -20.25))
-        #expect(feature.properties.members.map(\.key) == ["name", "categories", "image", "updated_at", "n"])
+        // The extra named like a property of the export comes out renamed, never dropped.
+        #expect(feature.properties.members.map(\.key) == ["name", "categories", "image", "updated_at", "name (extra)", "n"])
+        #expect(feature.properties["name (extra)"] == .string("shadowed"))
         #expect(PlaceDocument.feature(from: ["_id": .objectId(id), "name": "no location"]) == nil)
         #expect(PlaceDocument.feature(from: ["location": .document(["type": "Point", "coordinates": [200.0, 0.0]])]) == nil)
     }
@@ -113,20 +134,38 @@ import Testing
     @Test func csvRejectsKeepTheInputColumnsAndQuoteCorrectly() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("poi-rejects-\(UUID().uuidString).csv").path
         defer { unlink(path) }
-        let writer = RejectsWriter(path: path, style: .csv(header: ["name", "lat", "note"], delimiter: UInt8(ascii: ";")))
+        let header = RawCSVRecord(bytes: Array("name;lat;note\r\n".utf8), lineEndLength: 2, fieldCount: 3)
+        let writer = RejectsWriter(path: path, style: .csv(header: header, delimiter: UInt8(ascii: ";")))
         let source = PlaceSource(file: "in.csv", record: 3, position: .line(7))
-        try writer.add(Reject(source: source, field: "lat", reason: #"latitude "x;y" is not a number"#), raw: .csv(["A", "x;y"]))
+        let raw = RawCSVRecord(bytes: Array("A;\"x;y\"\r\n".utf8), lineEndLength: 2, fieldCount: 2)
+        try writer.add(Reject(source: source, field: "lat", reason: #"latitude "x;y" is not a number"#), raw: .csv(raw))
         try writer.finish()
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(text == "name;lat;note;_line;_field;_reason\r\nA;\"x;y\";;7;lat;\"latitude \"\"x;y\"\" is not a number\"\r\n")
     }
 
-    @Test func noRejectsRemovesAStaleFile() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("poi-rejects-\(UUID().uuidString).geojson").path
-        try Data("old".utf8).write(to: URL(fileURLWithPath: path))
-        let writer = RejectsWriter(path: path, style: .geojson)
-        try writer.finish()
-        #expect(!FileManager.default.fileExists(atPath: path))
+    @Test func noRejectsRemovesAStaleRejectsFileAndNothingElse() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-rejects-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // An earlier run's rejects file: recognised by its name and content, removed.
+        let stale = dir + "/x.rejects.geojson"
+        try Data(#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"_feature":3}}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: stale))
+        try RejectsWriter(path: stale, style: .geojson).finish()
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        // Anything else at the rejects path stays: a file that is not one, an input, a link.
+        let other = dir + "/notes.rejects.geojson"
+        try Data("my notes".utf8).write(to: URL(fileURLWithPath: other))
+        try RejectsWriter(path: other, style: .geojson).finish()
+        #expect(FileManager.default.fileExists(atPath: other))
+        let input = dir + "/in.rejects.csv"
+        try Data("name,lat,lon,_line,_field,_reason\n".utf8).write(to: URL(fileURLWithPath: input))
+        try RejectsWriter(path: input, style: .geojson, inputs: [input]).finish()
+        #expect(FileManager.default.fileExists(atPath: input))
+        #expect(symlink(stale, dir + "/link.rejects.geojson") == 0)
+        try RejectsWriter(path: dir + "/link.rejects.geojson", style: .geojson).finish()
+        #expect(FileManager.default.fileExists(atPath: dir + "/link.rejects.geojson") || (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/link.rejects.geojson")) != nil)
     }
 }
 
@@ -148,5 +187,54 @@ import Testing
         while let item = try reader.next() { if item.place != nil { count += 1 } }
         #expect(count == 2000)
         #expect(reader.bytesRead == text.utf8.count)
+    }
+}
+
+/// Issue 18 §2: the run's key set stays compact and exact about what it has seen.
+@Suite struct SeenKeysTests {
+    @Test func remembersEveryKeyAndWhereItWasFirstSeen() {
+        var seen = SeenKeys(capacity: 16)
+        for i in 0..<100_000 {
+            let e = SeenKeys.Entry(content: UInt32(i), position: UInt32(i + 2), file: 0)
+            #expect(seen.insert(SeenKeys.fingerprint("key-\(i)"), e) == nil)
+        }
+        #expect(seen.count == 100_000)
+        // 3/4 full at most, power-of-two slots: 18 bytes each.
+        #expect(seen.slots == 1 << 18)
+        for i in stride(from: 0, to: 100_000, by: 997) {
+            let again = seen.insert(SeenKeys.fingerprint("key-\(i)"), SeenKeys.Entry(content: 0, position: 0, file: 1))
+            #expect(again == SeenKeys.Entry(content: UInt32(i), position: UInt32(i + 2), file: 0))
+        }
+        // Keys are compared as bytes: NFC and NFD spellings are different keys, as in MongoDB.
+        #expect(seen.insert(SeenKeys.fingerprint("Caf\u{E9}"), SeenKeys.Entry(content: 1, position: 1, file: 0)) == nil)
+        #expect(seen.insert(SeenKeys.fingerprint("Cafe\u{301}"), SeenKeys.Entry(content: 1, position: 1, file: 0)) == nil)
+        seen.replace(SeenKeys.fingerprint("key-5"), SeenKeys.Entry(content: 9, position: 99, file: 0))
+        #expect(seen.insert(SeenKeys.fingerprint("key-5"), SeenKeys.Entry(content: 0, position: 0, file: 0))?.position == 99)
+    }
+
+    @Test func duplicateRulesOfOneRun() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("seen-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let csv = dir + "/d.csv"
+        try "id,name,lat,lon\nA1,First,10,20\nA1,Second,11,21\nA1,First,10,20\nB,Other,1,1\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        func run(_ policy: DuplicatePolicy) throws -> (ImportSummary, [String: InMemoryPlaces.StoredPlace]) {
+            var options = ImportOptions()
+            options.onDuplicate = policy
+            options.rejectsPath = dir + "/r.csv"
+            let places = InMemoryPlaces()
+            let summary = try ImportJob(options: options, places: places, images: InMemoryImages()).run(files: [csv])
+            return (summary, places.places)
+        }
+        let (reject, r) = try run(.reject)
+        #expect(reject.inserted == 2 && reject.rejected == 1 && reject.unchanged == 1 && reject.duplicates == 0)
+        #expect(r["A1"]?.fields["name"] == .string("First"))
+        let (first, f) = try run(.first)
+        #expect(first.inserted == 2 && first.rejected == 0 && first.duplicates == 1 && first.unchanged == 1)
+        #expect(f["A1"]?.fields["name"] == .string("First"))
+        let (last, l) = try run(.last)
+        // Line 4 is no exact copy of line 3, which replaced line 2: it replaces again.
+        #expect(last.inserted == 2 && last.rejected == 0 && last.duplicates == 2)
+        #expect(l["A1"]?.fields["name"] == .string("First") && l["A1"]?.fields["location"] != nil)
     }
 }

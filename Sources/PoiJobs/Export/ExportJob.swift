@@ -1,4 +1,5 @@
 import Foundation
+import PoiFiles
 import PoiFormats
 import PoiModel
 import PoiStore
@@ -6,7 +7,8 @@ import PoiStore
 public struct ExportOptions: Sendable {
     public var filter = PlaceFilter()
     public var style = GeoJSONWriter<FileDescriptorSink>.Style.featureCollection
-    public var precision = 7
+    /// Decimals coordinates are rounded to; nil: exact, as stored.
+    public var precision: Int? = nil
     /// Output file, written to a temp file and renamed into place when complete; nil: stdout.
     public var outputPath: String?
     /// Copy each place's original image into this folder and write a relative `image`
@@ -16,6 +18,10 @@ public struct ExportOptions: Sendable {
     /// Count the matching places first, for progress with an ETA. Costs the server a second pass
     /// over the filter, so only worth it when someone watches the progress.
     public var countTotal = false
+    /// Replace a non-empty output file even when no place matched. Off: an empty result leaves
+    /// such a file as it was and fails (`ConfigurationProblem.emptyResultWouldReplace`), so a
+    /// typo in a filter does not wipe yesterday's export.
+    public var allowEmpty = false
 
     public init() {}
 }
@@ -60,27 +66,39 @@ public final class ExportJob {
         let cursor: MongoCursor
         do {
             filter = try options.filter.document()
+            // A mistyped database name is a new, empty database to MongoDB: an error here, not an
+            // empty export.
+            if !(try database.connection.collectionExists(StoreLayout.locations, database: database.name)) {
+                throw JobError.configuration(.noSuchCollection(
+                    database: database.name, collection: StoreLayout.locations,
+                    holders: database.connection.databases(holding: StoreLayout.locations)))
+            }
             total = options.countTotal ? try Self.countForProgress(database.locations, filter) : nil
             cursor = try database.locations.find(filter, sort: ["_id": 1], batchSize: options.batchSize)
+        } catch let error as JobError {
+            throw error
+        } catch let error as StoreError {
+            throw .store(queryError(error))
         } catch {
-            throw Self.storeOrQuery(error)
+            throw .output(path: "-", reason: "\(error)")  // not reached: only the two above are thrown
         }
         defer { cursor.close() }
 
         let images = try options.imagesDir.map { (dir) throws(JobError) in try ImageCopier(dir: dir, outputPath: options.outputPath) }
-        if images != nil && fileStore == nil { throw .configuration("--with-images needs the uploads folder or GridFS") }
+        if images != nil && fileStore == nil { throw .configuration(.imagesNeedFileStore) }
 
         let file: AtomicFile?
-        do { file = try options.outputPath.map { (p) throws(FormatError) in try AtomicFile(path: p) } } catch {
-            throw .output("cannot write \(options.outputPath ?? "-"): \(error)")
+        let outputName = options.outputPath ?? "-"
+        do { file = try options.outputPath.map { (p) throws(FileError) in try AtomicFile(path: p) } } catch {
+            throw .file(error)
         }
-        var writer = GeoJSONWriter(sink: file?.sink ?? FileDescriptorSink(fd: 1, name: "stdout"),
+        var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout"),
                                    style: options.style, precision: options.precision)
         var lastProgress = Date.distantPast
         do throws(JobError) {
             while true {
                 let doc: BSONDocument?
-                do { doc = try cursor.next() } catch { throw JobError.from(store: error) }
+                do { doc = try cursor.next() } catch { throw JobError.store(queryError(error)) }
                 guard let doc else { break }
                 var imagePath: String?
                 if let images, let fileStore, let hex = doc["imageId"]?.stringValue, let id = ObjectId(hex: hex) {
@@ -98,7 +116,7 @@ public final class ExportJob {
                     summary.skipped += 1
                     continue
                 }
-                do { try writer.write(feature) } catch { throw JobError.output("cannot write \(options.outputPath ?? "stdout"): \(error)") }
+                do { try writer.write(feature) } catch { throw JobError.output(path: outputName, reason: error.description) }
                 summary.features += 1
                 if Date().timeIntervalSince(lastProgress) >= 0.2 {
                     lastProgress = Date()
@@ -106,18 +124,42 @@ public final class ExportJob {
                                                    images: summary.imagesCopied, seconds: Date().timeIntervalSince(started))))
                 }
             }
-            do {
-                try writer.finish()
-                try file?.commit()
-            } catch { throw JobError.output("cannot write \(options.outputPath ?? "stdout"): \(error)") }
+            do { try writer.finish() } catch { throw JobError.output(path: outputName, reason: error.description) }
+            if summary.features == 0, !options.allowEmpty, let path = options.outputPath, Self.holdsMoreThanAnEmptyExport(path, style: options.style) {
+                throw JobError.configuration(.emptyResultWouldReplace(path: path))
+            }
+            do { try file?.commit() } catch { throw JobError.file(error) }
         } catch {
             file?.abandon()
             throw error
         }
         summary.seconds = Date().timeIntervalSince(started)
         observer(.progress(JobProgress(items: summary.features + summary.skipped, total: total,
-                                       images: summary.imagesCopied, seconds: summary.seconds)))
+                                       images: summary.imagesCopied, seconds: summary.seconds, isFinal: true)))
         return summary
+    }
+
+    /// The server's "this query is malformed" (an unknown operator such as `$badop`, an operator
+    /// given the wrong type) for a user's query is the user's mistake, like a query PoiKit
+    /// refuses itself: a refused query with the server's reason.
+    private func queryError(_ error: StoreError) -> StoreError {
+        guard options.filter.userQuery != nil, case .server(let code, let codeName, let message, _) = error,
+              ServerErrorCode.malformedQuery.contains(code) else { return error }
+        return .refusedQuery(reason: "the server refused it: \(message) (\(codeName.isEmpty ? "code \(code)" : codeName))")
+    }
+
+    /// Whether `path` is a regular file (links followed) holding more than an empty export of
+    /// this style would: what an empty result may not replace without `allowEmpty`. A missing
+    /// or empty file, a device or FIFO, or yesterday's equally empty export may be replaced.
+    static func holdsMoreThanAnEmptyExport(_ path: String, style: GeoJSONWriter<FileDescriptorSink>.Style) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0 else { return false }
+        var empty = GeoJSONWriter(sink: MemorySink(), style: style == .sequence ? .sequence : .featureCollection, precision: 7)
+        try? empty.finish()
+        let emptyBytes = empty.sink.bytes
+        guard Int(st.st_size) == emptyBytes.count else { return true }
+        guard let existing = try? WholeFile.read(path, limit: emptyBytes.count) else { return true }
+        return existing != emptyBytes
     }
 
     /// The total for progress and ETA. A count the server refuses (some stand-ins cannot count
@@ -133,12 +175,6 @@ public final class ExportJob {
             }
         }
     }
-
-    /// A refused user query or bbox is the user's mistake (exit 2); anything else is the store's.
-    static func storeOrQuery(_ error: StoreError) -> JobError {
-        if case .refusedQuery = error { return .configuration(error.description) }
-        return .from(store: error)
-    }
 }
 
 /// Copies originals next to an export: `<dir>/<id hex><ext>`, written atomically, skipped when
@@ -151,11 +187,12 @@ struct ImageCopier {
 
     init(dir: String, outputPath: String?) throws(JobError) {
         do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
-            throw .output("cannot create \(dir): \(error.localizedDescription)")
+            throw .output(path: dir, reason: "cannot create the folder: \(error.localizedDescription)")
         }
         self.dir = dir
+        AtomicFile.removeStaleTemporaries(inFolder: dir)
         let outputFolder = ImagePathResolver.realPath(
-            outputPath.map { ($0 as NSString).deletingLastPathComponent }.flatMap { $0.isEmpty ? nil : $0 } ?? ".") ?? "."
+            outputPath.map(FilePaths.folder(of:)) ?? ".") ?? "."
         let realDir = ImagePathResolver.realPath(dir) ?? dir
         if realDir.hasPrefix(outputFolder + "/") {
             prefix = String(realDir.dropFirst(outputFolder.count + 1)) + "/"
@@ -170,20 +207,12 @@ struct ImageCopier {
     func copy(id: ObjectId, from store: any FileStore) -> Result<(path: String, written: Bool), Problem> {
         do {
             guard let file = try store.file(id) else { return .failure(Problem(reason: "no files document with this id")) }
-            let target = (dir as NSString).appendingPathComponent(file.fileName)
+            let target = FilePaths.join(dir, file.fileName)
             var st = stat()
             if stat(target, &st) == 0, Int(st.st_size) == file.length, file.length > 0 {
                 return .success((prefix + file.fileName, false))
             }
-            guard let bytes = try store.get(id) else { return .failure(Problem(reason: "no files document with this id")) }
-            let out = try AtomicFile(path: target)
-            var sink = out.sink
-            var failure: FormatError?
-            bytes.withUnsafeBytes { raw in
-                do throws(FormatError) { try sink.write(raw) } catch { failure = error }
-            }
-            if let failure { out.abandon(); throw failure }
-            try out.commit()
+            try AtomicFile.write(try store.bytes(of: file), to: target, removingStale: false)
             return .success((prefix + file.fileName, true))
         } catch {
             return .failure(Problem(reason: String(describing: error)))

@@ -16,8 +16,88 @@ public struct GCOptions: Sendable {
     public var minimumAge: TimeInterval = 3600
     /// The clock, so tests can age items.
     public var now = Date()
+    /// Also read every stored file whole and compare its SHA-256 with the document's `sha256`
+    /// (sizes and GridFS chunk counts are always compared).
+    public var verify = false
+    /// How much one delete may remove. A delete is only as right as the uploads folder and the
+    /// database it is pointed at: if two databases share a folder (or the folder is another
+    /// database's), every file of the other looks like bytes without a document. Such a
+    /// mistake shows as a large share of what is stored, so beyond this limit nothing is
+    /// deleted and the report says why (`GCReport.refused`).
+    public var deleteLimit = GCDeleteLimit.standard
 
     public init() {}
+}
+
+/// The most one delete may remove, counted in stored items (`files` documents and stored bytes
+/// no document describes; temporary files are not counted). Items kept for being referenced,
+/// young or not PoiKit's are not counted either: they would not be deleted.
+public enum GCDeleteLimit: Sendable, Equatable {
+    /// At most `percent` % of the stored items, and always at least `minimum` items, so a small
+    /// database's few leftovers go without confirmation.
+    case share(percent: Int, minimum: Int)
+    /// At most this many items.
+    case items(Int)
+    /// No limit.
+    case unlimited
+
+    /// 10 % of what is stored, at least 10: an interrupted import leaves at most a window of
+    /// images behind, while a wrong or shared folder shows as about half or more.
+    public static let standard = GCDeleteLimit.share(percent: 10, minimum: 10)
+
+    /// How many of `stored` items a delete may remove.
+    public func allowance(stored: Int) -> Int {
+        switch self {
+        case .share(let percent, let minimum): return max(minimum, stored * percent / 100)
+        case .items(let n): return n
+        case .unlimited: return Int.max
+        }
+    }
+}
+
+/// Why a delete removed nothing: it would have removed more than the limit allows.
+public struct GCRefusal: Sendable, Codable, Equatable {
+    /// Items the delete would have removed (temporary files aside).
+    public var wouldDelete: Int
+    /// Items stored: `files` documents plus stored bytes no document describes.
+    public var stored: Int
+    /// What the limit allowed for this many stored items.
+    public var allowed: Int
+    /// Of `wouldDelete`, stored bytes no document describes: when they are most of it, the
+    /// uploads folder is likely not (only) this database's.
+    public var bytesWithoutDocument: Int
+
+    /// `wouldDelete` as a whole percentage of `stored`.
+    public var percent: Int { stored == 0 ? 0 : Int((Double(wouldDelete) * 100 / Double(stored)).rounded()) }
+
+    public init(wouldDelete: Int, stored: Int, allowed: Int, bytesWithoutDocument: Int) {
+        self.wouldDelete = wouldDelete
+        self.stored = stored
+        self.allowed = allowed
+        self.bytesWithoutDocument = bytesWithoutDocument
+    }
+}
+
+/// A `files` document whose bytes are there but damaged, with the places that show it.
+public struct GCDamagedFile: Sendable, Codable, Equatable {
+    /// The `files` id (24 hex digits).
+    public var id: String
+    /// The name the backend serves it under (`<id><ext>`).
+    public var file: String
+    /// `original` or `thumbnail` (`original` for documents without a role).
+    public var role: String
+    /// What is wrong: "5000 of 1593742 bytes", "0 of 3 chunks", "content does not match its sha256", …
+    public var problem: String
+    /// `importKey` (or `_id` hex) of every place whose `imageId` or `thumbnailId` is this file, sorted.
+    public var places: [String]
+
+    public init(id: String, file: String, role: String, problem: String, places: [String]) {
+        self.id = id
+        self.file = file
+        self.role = role
+        self.problem = problem
+        self.places = places
+    }
 }
 
 /// Everything `poi gc` found, by kind. Each list is sorted; every id is 24 hex digits. The kinds
@@ -27,6 +107,10 @@ public struct GCReport: Sendable, Codable, Equatable {
     public var bytesWithoutDocument: [String] = []
     /// `files` documents whose bytes are missing.
     public var documentsWithoutBytes: [String] = []
+    /// `files` documents whose bytes are there but damaged (another size than `length`, GridFS
+    /// chunks missing, with `verify` content that does not match `sha256`). Never deleted: a
+    /// damaged original is all there is of that photo until it is restored or imported again.
+    public var damagedBytes: [GCDamagedFile] = []
     /// Thumbnail documents whose original (`thumbnailOf`) has no `files` document.
     public var thumbnailsWithoutOriginal: [String] = []
     /// Originals no place shows, and thumbnails no place shows whose original no place shows.
@@ -42,9 +126,12 @@ public struct GCReport: Sendable, Codable, Equatable {
     /// Items found but deliberately left: a place references them, their name is not one
     /// PoiKit writes, or they are younger than the minimum age.
     public var kept: [String] = []
+    /// With --delete: set when the delete was refused for removing more than
+    /// `GCOptions.deleteLimit` allows; nothing was deleted then.
+    public var refused: GCRefusal?
 
     public var problems: Int {
-        bytesWithoutDocument.count + documentsWithoutBytes.count + thumbnailsWithoutOriginal.count
+        bytesWithoutDocument.count + documentsWithoutBytes.count + damagedBytes.count + thumbnailsWithoutOriginal.count
             + unreferencedFiles.count + staleTemporaryFiles.count + danglingReferences.count
     }
 
@@ -83,7 +170,7 @@ public struct GarbageCollector {
         do {
             return try collect(options: options)
         } catch {
-            throw JobError.from(store: error)
+            throw .store(error)
         }
     }
 
@@ -95,6 +182,28 @@ public struct GarbageCollector {
                                        projection: ["_id": 1]) != nil
     }
 
+    /// The places whose `imageId` or `thumbnailId` is one of `ids`, by id: `importKey`, or the
+    /// `_id` hex of a place the app made itself.
+    private func placesUsing(_ ids: [ObjectId]) throws(StoreError) -> [ObjectId: [String]] {
+        guard !ids.isEmpty else { return [:] }
+        let hexes = BSONValue.array(ids.map { .string($0.hex) })
+        let wanted = Set(ids)
+        var users: [ObjectId: [String]] = [:]
+        let cursor = try database.locations.find(["$or": [.document(["imageId": .document(["$in": hexes])]),
+                                                          .document(["thumbnailId": .document(["$in": hexes])])]],
+                                                 projection: ["_id": 1, "importKey": 1, "imageId": 1, "thumbnailId": 1],
+                                                 batchSize: 1000)
+        while let d = try cursor.next() {
+            let name = d["importKey"]?.stringValue ?? d["_id"]?.objectIdValue?.hex ?? "?"
+            var mine = Set<ObjectId>()
+            for field in ["imageId", "thumbnailId"] {
+                if let hex = d[field]?.stringValue, let id = ObjectId(hex: hex), wanted.contains(id) { mine.insert(id) }
+            }
+            for id in mine { users[id, default: []].append(name) }
+        }
+        return users
+    }
+
     private func collect(options: GCOptions) throws(StoreError) -> GCReport {
         // Read the places first and the files after: an import running meanwhile only adds
         // files and then places, so a file it adds between the two reads looks unreferenced
@@ -103,7 +212,7 @@ public struct GarbageCollector {
         var files: [ObjectId: FileEntry] = [:]
         let cursor = try store.files()
         while let f = try cursor.next() { files[f.id] = FileEntry(role: f.role, thumbnailOf: f.thumbnailOf) }
-        let orphans = try store.orphans()
+        let orphans = try store.orphans(verify: options.verify)
 
         var report = GCReport()
         var classified = Set<ObjectId>()
@@ -111,6 +220,14 @@ public struct GarbageCollector {
         report.staleTemporaryFiles = orphans.staleTemporaryFiles
         report.documentsWithoutBytes = orphans.documentsWithoutBytes.map(\.hex)
         classified.formUnion(orphans.documentsWithoutBytes)
+        // Damaged bytes are their own kind, whatever else is true of them: never deleted, and
+        // named with the places that show them.
+        classified.formUnion(orphans.damaged.map(\.id))
+        let users = try placesUsing(orphans.damaged.map(\.id))
+        report.damagedBytes = orphans.damaged.map { d in
+            GCDamagedFile(id: d.id.hex, file: d.fileName, role: (files[d.id]?.role ?? .original).rawValue,
+                          problem: d.reason, places: users[d.id, default: []].sorted())
+        }
         report.danglingReferences = referenced.filter { files[$0] == nil }.sorted().map(\.hex)
 
         // An original is in use when a place shows it; documents without a role (written by the
@@ -136,20 +253,21 @@ public struct GarbageCollector {
             return options.now.timeIntervalSince(Self.creationTime(of: id)) >= options.minimumAge
         }
 
-        // Documents first (each `delete` removes the document, then its bytes).
+        // First what would go, so that the limit is checked before anything is deleted: a
+        // refused delete deletes nothing, rather than the first `allowed` items of a mistake.
+        var documents: [ObjectId] = [], bytes: [(id: ObjectId, name: String)] = [], temporary: [String] = []
         for hex in report.documentsWithoutBytes + report.thumbnailsWithoutOriginal + report.unreferencedFiles {
             guard let id = ObjectId(hex: hex) else { continue }
-            let linked = inUse(id) ? true : try referencedNow(id)
-            if linked {
+            if inUse(id) {
                 report.kept.append("\(hex): a place references it")
             } else if !oldEnough(id) {
                 report.kept.append("\(hex): younger than the minimum age")
-            } else if try store.delete(id) {
-                report.deleted += 1
+            } else {
+                documents.append(id)
             }
         }
-        // Then bytes no document describes; only names PoiKit or the backend write
-        // (`<24 hex><ext>`): anything else in the folder is someone else's.
+        // Bytes no document describes: only names PoiKit or the backend write (`<24 hex><ext>`):
+        // anything else in the folder is someone else's.
         for name in report.bytesWithoutDocument {
             guard let id = ObjectId(hex: String(name.prefix(24))) else {
                 report.kept.append("\(name): not a file name PoiKit writes")
@@ -159,18 +277,56 @@ public struct GarbageCollector {
                 report.kept.append("\(name): a place references it")
             } else if !oldEnough(id) {
                 report.kept.append("\(name): younger than the minimum age")
-            } else if try store.removeBytes(id: id, ext: String(name.dropFirst(24))) {
-                report.deleted += 1
+            } else {
+                bytes.append((id, name))
+            }
+        }
+        // A folder shared with another database (or an `--uploads` given by mistake): that
+        // database's files are bytes without a document here. Never delete what another
+        // database on the same server describes, however few there are.
+        if !bytes.isEmpty {
+            let elsewhere = database.filesDescribedElsewhere(bytes.map(\.id))
+            if !elsewhere.isEmpty {
+                for (id, name) in bytes where elsewhere[id] != nil {
+                    report.kept.append("\(name): a file of database \(elsewhere[id]!) (is the uploads folder shared?)")
+                }
+                bytes.removeAll { elsewhere[$0.id] != nil }
             }
         }
         // Temporary files: `.<24 hex><ext>.tmp-<random>` in the uploads folder.
-        if let disk = store as? DiskUploads {
+        let disk = store as? DiskUploads
+        if disk != nil {
             for name in report.staleTemporaryFiles {
-                let id = ObjectId(hex: String(name.dropFirst().prefix(24)))
-                guard oldEnough(id) else {
+                if oldEnough(ObjectId(hex: String(name.dropFirst().prefix(24)))) {
+                    temporary.append(name)
+                } else {
                     report.kept.append("\(name): younger than the minimum age")
-                    continue
                 }
+            }
+        }
+
+        let wouldDelete = documents.count + bytes.count
+        let stored = files.count + report.bytesWithoutDocument.count
+        let allowed = options.deleteLimit.allowance(stored: stored)
+        if wouldDelete > allowed {
+            report.refused = GCRefusal(wouldDelete: wouldDelete, stored: stored, allowed: allowed,
+                                       bytesWithoutDocument: bytes.count)
+            return report
+        }
+
+        // Documents first (each `delete` removes the document, then its bytes).
+        for id in documents {
+            if try referencedNow(id) {
+                report.kept.append("\(id.hex): a place references it")
+            } else if try store.delete(id) {
+                report.deleted += 1
+            }
+        }
+        for (id, name) in bytes {
+            if try store.removeBytes(id: id, ext: String(name.dropFirst(24))) { report.deleted += 1 }
+        }
+        if let disk {
+            for name in temporary {
                 let path = disk.directory + "/" + name
                 if unlink(path) == 0 || errno == ENOENT {
                     report.deleted += 1

@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import PoiFiles
 import PoiImaging
 import PoiStore
 
@@ -7,30 +7,48 @@ import PoiStore
 public struct StoredFileRef: Sendable, Hashable {
     public var id: ObjectId
     public var spec: String?
-    public init(id: ObjectId, spec: String? = nil) {
+    /// The thumbnail's content type when known (a PNG made with another quality is up to date).
+    public var contentType: String?
+    public init(id: ObjectId, spec: String? = nil, contentType: String? = nil) {
         self.id = id
         self.spec = spec
+        self.contentType = contentType
+    }
+}
+
+/// A stored original as the import needs it: its id and the thumbnails made of it, oldest first.
+public struct StoredImage: Sendable, Hashable {
+    public var id: ObjectId
+    public var thumbnails: [StoredFileRef]
+    /// Set when the `files` document is there but its bytes are not in the store this run
+    /// uses (the name they would have): reported as missing, not as reused.
+    public var missingBytes: String?
+    public init(id: ObjectId, thumbnails: [StoredFileRef] = [], missingBytes: String? = nil) {
+        self.id = id
+        self.thumbnails = thumbnails
+        self.missingBytes = missingBytes
     }
 }
 
 /// What the import needs from the byte store + `files` collection. `FilesRepository` implements
 /// it over PoiStore; the dry run uses `DryRunImages`.
 public protocol ImageRepository: Sendable {
-    func findOriginal(sha256: String) throws -> StoredFileRef?
-    func findThumbnail(of original: ObjectId, spec: String) throws -> StoredFileRef?
-    /// The most recently made thumbnail of `original`, whatever its recipe.
-    func findNewestThumbnail(of original: ObjectId) throws -> StoredFileRef?
-    /// Stores the original bytes unchanged; returns the new `files` id.
-    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws -> ObjectId
-    func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws -> ObjectId
+    /// The stored original with this content (hex SHA-256) and its thumbnails; nil when new.
+    func findOriginal(sha256: String) throws(StoreError) -> StoredImage?
+    /// Stores the original bytes unchanged (content `findOriginal` just did not find); returns
+    /// the new `files` id.
+    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> ObjectId
+    /// Stores a new thumbnail of `original` (never one shared with another original).
+    func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws(StoreError) -> ObjectId
 }
 
 /// Result of ingesting one distinct image.
 enum IngestOutcome: Sendable {
-    case stored(PlaceDocument.ImageLinks, newOriginal: Bool, newThumbnail: Bool)
+    /// `missingBytes`: an original found by content whose bytes are not in the store (its file name).
+    case stored(PlaceDocument.ImageLinks, newOriginal: Bool, newThumbnail: Bool, missingBytes: String? = nil)
     case failed(reason: String)
     /// The store failed (database or disk): the job must stop, not skip the image.
-    case storeFailure(any Error)
+    case storeFailure(StoreError)
 }
 
 /// Turns image files into stored originals + thumbnails, at most once per distinct content.
@@ -46,30 +64,9 @@ struct ImageIngest: Sendable {
 
     /// Reads a file whole, refusing anything over `maxFileBytes` before reading it.
     func read(path: String) -> Result<[UInt8], ImageFileError> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(ImageFileError(reason: String(cString: strerror(errno)))) }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return .failure(ImageFileError(reason: String(cString: strerror(errno)))) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(ImageFileError(reason: "not a regular file")) }
-        let size = Int(st.st_size)
-        guard size <= maxFileBytes else {
-            return .failure(ImageFileError(reason: "file is \(size) bytes, over the \(maxFileBytes)-byte limit"))
+        do { return .success(try WholeFile.read(path, limit: maxFileBytes)) } catch {
+            return .failure(ImageFileError(reason: error.reason))
         }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var offset = 0
-        while offset < size {
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + offset, size - offset, off_t(offset)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            offset += n
-        }
-        if offset < size { bytes.removeSubrange(offset...) }  // shrank while we read
-        return .success(bytes)
-    }
-
-    static func sha256Hex(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
     /// Stores `bytes` (already hashed) unless the same content is stored, then makes sure a
@@ -78,21 +75,25 @@ struct ImageIngest: Sendable {
     /// thumbnail, which the next run completes.
     func ingest(bytes: [UInt8], sha256: String, name: String) -> IngestOutcome {
         let canonical = spec.canonical
-        do {
+        do throws(StoreError) {
             if let original = try repository.findOriginal(sha256: sha256) {
                 // Without an explicit recipe, whatever `poi thumbnails` made last is kept: otherwise
                 // every import would put the default size back and the next regeneration undo it.
-                let thumb = try repository.findThumbnail(of: original.id, spec: canonical)
-                    ?? (specIsExplicit ? nil : try repository.findNewestThumbnail(of: original.id))
+                let thumb = original.thumbnails.last { spec.isMet(bySpec: $0.spec, contentType: $0.contentType) }
+                    ?? (specIsExplicit ? nil : original.thumbnails.last)
+                let missing = original.missingBytes
                 if let thumb {
-                    return .stored(.init(imageId: original.id, thumbnailId: thumb.id), newOriginal: false, newThumbnail: false)
+                    return .stored(.init(imageId: original.id, thumbnailId: thumb.id), newOriginal: false, newThumbnail: false,
+                                   missingBytes: missing)
                 }
                 let thumbnail: Thumbnail
                 do { thumbnail = try gate.make(from: bytes, spec: spec, options: decode) } catch {
-                    return .stored(.init(imageId: original.id, thumbnailId: nil), newOriginal: false, newThumbnail: false)
+                    return .stored(.init(imageId: original.id, thumbnailId: nil), newOriginal: false, newThumbnail: false,
+                                   missingBytes: missing)
                 }
                 let thumbId = try repository.storeThumbnail(thumbnail, of: original.id, spec: canonical)
-                return .stored(.init(imageId: original.id, thumbnailId: thumbId), newOriginal: false, newThumbnail: true)
+                return .stored(.init(imageId: original.id, thumbnailId: thumbId), newOriginal: false, newThumbnail: true,
+                               missingBytes: missing)
             }
             let thumbnail: Thumbnail
             do { thumbnail = try gate.make(from: bytes, spec: spec, options: decode) } catch {
@@ -113,9 +114,7 @@ struct ImageFileError: Error, Sendable {
 
 /// The dry run's stand-in: nothing is stored, every image counts as new.
 struct DryRunImages: ImageRepository {
-    func findOriginal(sha256: String) throws -> StoredFileRef? { nil }
-    func findThumbnail(of original: ObjectId, spec: String) throws -> StoredFileRef? { nil }
-    func findNewestThumbnail(of original: ObjectId) throws -> StoredFileRef? { nil }
-    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws -> ObjectId { ObjectId() }
-    func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws -> ObjectId { ObjectId() }
+    func findOriginal(sha256: String) -> StoredImage? { nil }
+    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) -> ObjectId { ObjectId() }
+    func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) -> ObjectId { ObjectId() }
 }

@@ -1,8 +1,10 @@
 import Foundation
+import PoiFiles
 import PoiFormats
 import PoiImaging
 import PoiModel
 import PoiStore
+import Synchronization
 
 /// `poi import`: dumps → validated places → stored images → upserted `locations`.
 ///
@@ -29,6 +31,13 @@ public final class ImportJob {
     private var linksBySHA: [String: PlaceDocument.ImageLinks] = [:]
     private var shaByPath: [String: String] = [:]
     private var failureBySHA: [String: String] = [:]
+    /// Contents found stored whose bytes are not in this run's file store (their file names).
+    private var missingBySHA: [String: String] = [:]
+
+    /// Every key of the run so far (duplicate detection; bounded, see `SeenKeys`), and the files
+    /// its positions refer to.
+    private var seen = SeenKeys()
+    private var runFiles: [(name: String, format: InputFormat)] = []
 
     /// `places`/`images` nil with `options.dryRun`: nothing is written.
     public init(options: ImportOptions, places: (any PlaceRepository)?, images: (any ImageRepository)?,
@@ -45,6 +54,8 @@ public final class ImportJob {
     private var bytesDone = 0
     private var bytesTotal: Int?
     private var currentReader: PlaceReader?
+    /// `summary.rowsRead` when the current file started.
+    private var rowsReadAtFileStart = 0
 
     public func run(files: [String]) throws(JobError) -> ImportSummary {
         bytesTotal = files.reduce(Optional(0)) { sum, file in
@@ -53,14 +64,24 @@ public final class ImportJob {
             return sum + Int(st.st_size)
         }
         if files.count > 1 && options.rejectsPath != nil {
-            throw .configuration("--rejects names one file, but \(files.count) inputs were given; leave it out to write NAME.rejects.* beside each input")
+            throw .configuration(.oneRejectsFileForManyInputs(inputs: files.count))
         }
+        if let rejects = options.rejectsPath, let input = files.first(where: { FileIdentity.same($0, rejects) }) {
+            throw .file(.outputIsInput(path: rejects, input: input))
+        }
+        // Yesterday's rejects beside the dumps (`dumps/*.csv` matches them): not a dump. Named
+        // alone, a fixed rejects file is imported (fix and import again). A skipped one is not an
+        // input either: tonight's rejects replace it (or, on a clean night, remove it).
+        let skipped = files.count > 1 ? Set(files.filter(RejectsLocation.isOwnRejectsFile)) : []
+        self.inputs = files.filter { !skipped.contains($0) }
+        do { try places?.prepare() } catch { throw .store(error) }
         for file in files {
+            if skipped.contains(file) { summary.skippedRejectsFiles.append(file); continue }
             try importFile(file)
             summary.files += 1
         }
         summary.seconds = Date().timeIntervalSince(started)
-        report(force: true)
+        report(final: true)
         return summary
     }
 
@@ -68,30 +89,39 @@ public final class ImportJob {
 
     private struct Pending {
         var place: Place
+        /// The record as read, for the rejects file if the place is refused later.
+        var raw: RawRecord?
         var links: PlaceDocument.ImageLinks?
     }
 
     private func importFile(_ file: String) throws(JobError) {
+        // A dry run writes nothing the user did not ask for: no default rejects file, and a
+        // rejects file from an earlier real run is left as it is.
+        let writesRejects = !options.dryRun || options.rejectsPath != nil
         let reader: PlaceReader
-        do { reader = try PlaceReader(path: file, options: options.read) } catch { throw .input(error) }
+        var readOptions = options.read
+        readOptions.keepRawRecords = writesRejects
+        do { reader = try PlaceReader(path: file, options: readOptions) } catch { throw .input(error) }
         currentReader = reader
+        rowsReadAtFileStart = summary.rowsRead
         defer {
             bytesDone += reader.totalBytes ?? reader.bytesRead
             currentReader = nil
         }
-        let rejectsPath = options.rejectsPath ?? ImportOptions.defaultRejectsPath(for: file, format: reader.format)
-        // A dry run writes nothing the user did not ask for: no default rejects file, and a
-        // rejects file from an earlier real run is left as it is.
-        let writesRejects = !options.dryRun || options.rejectsPath != nil
+        let rejectsPath = options.rejectsPath ?? uniqueDefaultRejectsPath(for: file, format: reader.format)
         let style: RejectsWriter.Style = reader.format == .csv
-            ? .csv(header: reader.csvHeader ?? [], delimiter: reader.csvDelimiter ?? UInt8(ascii: ","))
+            ? .csv(header: reader.csvRawHeader ?? RawCSVRecord(bytes: [], lineEndLength: 0, fieldCount: 0),
+                   delimiter: reader.csvDelimiter ?? UInt8(ascii: ","))
             : .geojson
-        let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects)
+        let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects, inputs: inputs)
+        let fileIndex = runFiles.count
+        runFiles.append((file, reader.format))
+        var keyAnnouncement = KeyAnnouncement(file: file, reader: reader, mapping: options.read.mapping)
+        if let notice = keyAnnouncement.atStart() { observer(.keyNotice(notice)) }
         let imagesRoot = options.imagesDir ?? Self.folder(of: file)
         let resolver = Result { () throws(ImageReferenceError) in try ImagePathResolver(root: imagesRoot) }
-        let rebuilder = RawRecordRebuilder(format: reader.format, header: reader.csvHeader, mapping: options.read.mapping)
 
-        var window: [Place] = []
+        var window: [Pending] = []
         do throws(JobError) {
             while true {
                 let item: ReadItem?
@@ -101,17 +131,20 @@ public final class ImportJob {
                 switch item {
                 case .reject(let reject, let raw):
                     try addReject(reject, raw: raw, to: rejects)
-                case .place(let place):
+                case .place(let place, let raw):
                     guard options.shard.contains(key: place.importKey) else { summary.skippedByShard += 1; continue }
-                    window.append(place)
+                    if let notice = keyAnnouncement.on(place) { observer(.keyNotice(notice)) }
+                    guard try admit(place, raw: raw, fileIndex: fileIndex, window: &window, rejects: rejects) else { continue }
+                    window.append(Pending(place: place, raw: raw, links: nil))
                     if window.count >= options.batchSize {
-                        try flush(window, resolver: resolver, rejects: rejects, rebuilder: rebuilder)
+                        try flush(window, resolver: resolver, rejects: rejects)
                         window.removeAll(keepingCapacity: true)
                     }
                 }
             }
-            if !window.isEmpty { try flush(window, resolver: resolver, rejects: rejects, rebuilder: rebuilder) }
-            do { try rejects.finish() } catch { throw JobError.output("cannot write rejects file \(rejectsPath): \(error)") }
+            if !window.isEmpty { try flush(window, resolver: resolver, rejects: rejects) }
+            for note in reader.notes { observer(.note(note)) }
+            do { try rejects.finish() } catch { throw JobError.output(path: rejectsPath, reason: "\(error)") }
         } catch {
             // Keep what the rejects file has so far from replacing a complete one.
             rejects.abandon()
@@ -120,36 +153,101 @@ public final class ImportJob {
         if rejects.count > 0 && writesRejects { summary.rejectsFiles.append(rejectsPath) }
     }
 
+    /// A key appears once per run (DESIGN.md §4). A record whose key was seen earlier in the run:
+    /// an exact copy of the record kept counts as unchanged; any other is rejected naming the
+    /// first one, or settled by the `onDuplicate` choice (first kept, or the last replaces it).
+    /// Returns whether the record goes on to be written.
+    private func admit(_ place: Place, raw: RawRecord?, fileIndex: Int, window: inout [Pending],
+                       rejects: RejectsWriter) throws(JobError) -> Bool {
+        let fp = SeenKeys.fingerprint(place.importKey)
+        let here = SeenKeys.Entry(content: Self.contentFingerprint(place),
+                                  position: UInt32(clamping: place.source.line ?? place.source.feature ?? 0),
+                                  file: UInt16(clamping: fileIndex))
+        guard let earlier = seen.insert(fp, here) else { return true }
+        if earlier.content == here.content {
+            summary.unchanged += 1
+            return false
+        }
+        switch options.onDuplicate {
+        case .reject:
+            let field: String? = switch place.keySource {
+            case .importKey: "importKey"
+            case .id: "id"
+            case .derived: nil
+            }
+            var reason = "duplicate key of " + describe(earlier, from: fileIndex)
+            if place.keySource == .derived { reason += " (same name and coordinates, no id)" }
+            try addReject(Reject(source: place.source, field: field, reason: reason), raw: raw, to: rejects)
+            return false
+        case .first:
+            summary.duplicates += 1
+            return false
+        case .last:
+            summary.duplicates += 1
+            if let j = window.lastIndex(where: { $0.place.importKey == place.importKey }) { window.remove(at: j) }
+            seen.replace(fp, here)
+            return true
+        }
+    }
+
+    /// "line 2", "feature 0", or "other.csv line 2" for a record of another file of the run.
+    private func describe(_ entry: SeenKeys.Entry, from fileIndex: Int) -> String {
+        let file = runFiles[min(Int(entry.file), runFiles.count - 1)]
+        let position = (file.format == .csv ? "line " : "feature ") + String(entry.position)
+        return Int(entry.file) == fileIndex ? position : FilePaths.lastComponent(of: file.name) + " " + position
+    }
+
+    /// 32 bits of the record's content (every field but its position): tells an exact duplicate
+    /// row from a conflicting one.
+    static func contentFingerprint(_ p: Place) -> UInt32 {
+        var h = Hasher()
+        func text(_ x: String?) {
+            guard var x else { h.combine(UInt8(0xFE)); return }
+            x.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+            h.combine(UInt8(0xFF))  // never inside UTF-8: "ab"+"c" and "a"+"bc" differ
+        }
+        text(p.importKey); text(p.name); text(p.placename); text(p.details); text(p.image)
+        h.combine(p.coordinate.longitude.bitPattern)
+        h.combine(p.coordinate.latitude.bitPattern)
+        h.combine(p.categories.count)
+        for c in p.categories { text(c) }
+        h.combine(p.hasImageField)
+        var extra: [UInt8] = []
+        JSONEncoding.append(.object(p.extra), to: &extra)
+        extra.withUnsafeBytes { h.combine(bytes: $0) }
+        let v = UInt64(bitPattern: Int64(h.finalize()))
+        return UInt32(truncatingIfNeeded: v ^ (v >> 32))
+    }
+
     private func addReject(_ reject: Reject, raw: RawRecord?, to rejects: RejectsWriter) throws(JobError) {
         summary.rejected += 1
         observer(.rejected(reject))
-        do { try rejects.add(reject, raw: raw) } catch { throw .output("cannot write rejects file \(rejects.path): \(error)") }
+        do { try rejects.add(reject, raw: raw) } catch { throw .output(path: rejects.path, reason: "\(error)") }
     }
 
     // MARK: One window
 
-    private func flush(_ window: [Place], resolver: Result<ImagePathResolver, ImageReferenceError>,
-                       rejects: RejectsWriter, rebuilder: RawRecordRebuilder) throws(JobError) {
-        var pending = window.map { Pending(place: $0, links: nil) }
+    private func flush(_ window: [Pending], resolver: Result<ImagePathResolver, ImageReferenceError>,
+                       rejects: RejectsWriter) throws(JobError) {
+        var pending = window
         var imageFailures: [Int: String] = [:]
         try attachImages(&pending, failures: &imageFailures, resolver: resolver)
 
-        var writes: [PlaceWrite] = []
+        var writes: [UpsertItem] = []
         var writeIndex: [Int] = []
         for (i, item) in pending.enumerated() {
             if let reason = imageFailures[i] {
                 summary.imagesFailed += 1
                 if options.requireImages {
                     try addReject(Reject(source: item.place.source, field: "image", reason: reason),
-                                  raw: rebuilder.raw(for: item.place), to: rejects)
+                                  raw: item.raw, to: rejects)
                     continue
                 }
                 observer(.imageProblem(ImageProblem(source: item.place.source, location: item.place.source.description,
                                                     image: item.place.image ?? "", reason: reason)))
             }
-            let fields = PlaceDocument.fields(for: item.place, links: item.links)
-            writes.append(PlaceWrite(importKey: item.place.importKey, set: fields.set, unset: fields.unset,
-                                     untracked: fields.untracked))
+            writes.append(PlaceDocument.fields(for: item.place, links: item.links, imageError: imageFailures[i])
+                .item(key: item.place.importKey))
             writeIndex.append(i)
         }
 
@@ -158,17 +256,17 @@ public final class ImportJob {
             report()
             return
         }
-        let outcomes: [PlaceWriteOutcome]
-        do { outcomes = try places.upsert(writes) } catch { throw JobError.from(store: error) }
+        let outcomes: [UpsertOutcome]
+        do { outcomes = try places.upsert(writes) } catch { throw .store(error) }
         for (k, outcome) in outcomes.enumerated() {
             switch outcome {
             case .inserted: summary.inserted += 1
             case .updated: summary.updated += 1
             case .unchanged: summary.unchanged += 1
-            case .failed(let reason):
+            case .failed(let code, let message):
                 let place = pending[writeIndex[k]].place
-                try addReject(Reject(source: place.source, field: nil, reason: "refused by the server: \(reason)"),
-                              raw: rebuilder.raw(for: place), to: rejects)
+                try addReject(Reject(source: place.source, field: nil, reason: "refused by the server: \(message) (code \(code))"),
+                              raw: pending[writeIndex[k]].raw, to: rejects)
             }
         }
         report()
@@ -182,6 +280,7 @@ public final class ImportJob {
             shaByPath.removeAll()
             linksBySHA.removeAll()
             failureBySHA.removeAll()
+            missingBySHA.removeAll()
         }
         // 1. References → real paths (or the reason they are refused).
         var pathOf: [Int: String] = [:]
@@ -203,7 +302,7 @@ public final class ImportJob {
                                  specIsExplicit: options.thumbnailIsExplicit, decode: options.decode,
                                  maxFileBytes: options.maxImageFileBytes)
         let hashes = WorkerPool.map(count: unseen.count, jobs: options.jobs) { k in
-            ingest.read(path: unseen[k]).map(ImageIngest.sha256Hex)
+            ingest.read(path: unseen[k]).map(ContentDigest.sha256Hex)
         }
         var readErrors: [String: String] = [:]
         var pathBySHA: [String: String] = [:]  // one path per content not stored yet
@@ -220,34 +319,35 @@ public final class ImportJob {
         //    and checked against its hash, so a file changed in between is never stored under
         //    another file's hash.
         let work = pathBySHA.keys.sorted().map { (sha: $0, path: pathBySHA[$0]!) }
+        // The first store failure ends the window: the job stops on it anyway, and each further
+        // image would wait out the server timeout again (a dead server took 15 s, not 3, to report).
+        let storeFailed = Mutex<StoreError?>(nil)
         let outcomes = WorkerPool.map(count: work.count, jobs: options.jobs) { k -> IngestOutcome in
-            switch ingest.read(path: work[k].path) {
-            case .failure(let error): return .failed(reason: error.reason)
-            case .success(let bytes):
-                guard ImageIngest.sha256Hex(bytes) == work[k].sha else {
-                    return .failed(reason: "the file changed while it was being imported")
-                }
-                return ingest.ingest(bytes: bytes, sha256: work[k].sha, name: (work[k].path as NSString).lastPathComponent)
-            }
+            if let failure = storeFailed.withLock({ $0 }) { return .storeFailure(failure) }
+            let outcome = Self.ingestOne(work[k], ingest: ingest)
+            if case .storeFailure(let error) = outcome { storeFailed.withLock { if $0 == nil { $0 = error } } }
+            return outcome
         }
+        if let failure = storeFailed.withLock({ $0 }) { throw .store(failure) }
         var fresh: Set<String> = []
         for (k, outcome) in outcomes.enumerated() {
             switch outcome {
-            case .stored(let links, let newOriginal, let newThumbnail):
+            case .stored(let links, let newOriginal, let newThumbnail, let missingBytes):
                 linksBySHA[work[k].sha] = links
+                missingBySHA[work[k].sha] = missingBytes
                 if newOriginal { summary.imagesStored += 1; fresh.insert(work[k].sha) }
                 if newThumbnail { summary.thumbnailsMade += 1 }
                 // A new recipe for a stored image: places that show it, in this input or not,
                 // switch to the new thumbnail now (an unchanged place is not rewritten below).
                 if newThumbnail && !newOriginal, let places, let thumb = links.thumbnailId {
                     do { try places.relinkThumbnail(imageId: links.imageId, thumbnailId: thumb) } catch {
-                        throw JobError.from(store: error)
+                        throw .store(error)
                     }
                 }
             case .failed(let reason):
                 failureBySHA[work[k].sha] = reason
             case .storeFailure(let error):
-                throw JobError.from(store: error)
+                throw .store(error)
             }
         }
         var firstUse: Set<String> = []
@@ -257,25 +357,125 @@ public final class ImportJob {
             if let reason = failureBySHA[sha] { failures[i] = reason; continue }
             guard let links = linksBySHA[sha] else { failures[i] = "image could not be stored"; continue }
             pending[i].links = links
-            // The first place to use a freshly stored image did not reuse it; every other did.
-            if fresh.contains(sha) && !firstUse.contains(sha) { firstUse.insert(sha) } else { summary.imagesReused += 1 }
+            // The first place to use a freshly stored image did not reuse it; every other did,
+            // unless the bytes it would reuse are not in this store.
+            if let missing = missingBySHA[sha] {
+                summary.imagesMissing += 1
+                let place = pending[i].place
+                observer(.imageProblem(ImageProblem(source: place.source, location: place.source.description, image: place.image ?? "",
+                                                    reason: "stored earlier as \(missing), but its bytes are missing from the file store")))
+            } else if fresh.contains(sha) && !firstUse.contains(sha) { firstUse.insert(sha) } else { summary.imagesReused += 1 }
         }
     }
 
-    private func report(force: Bool = false) {
+    /// Progress counts records done (written, unchanged, rejected or left to another shard),
+    /// never records merely read: the reader runs ahead of the writes. The share done is that
+    /// count over the records the input is estimated to hold: records scanned so far by the
+    /// reader over the bytes it has read (both include its read-ahead, so their ratio is sound),
+    /// times the input's size. 100 % appears only at the end.
+    private func report(final: Bool = false) {
         let now = Date()
-        guard force || now.timeIntervalSince(lastProgress) >= 0.2 else { return }
+        guard final || now.timeIntervalSince(lastProgress) >= 0.2 else { return }
         lastProgress = now
-        let fraction = bytesTotal.flatMap { total in
-            total > 0 ? min(1, Double(bytesDone + (currentReader?.bytesRead ?? 0)) / Double(total)) : nil
+        let done = summary.inserted + summary.updated + summary.unchanged + summary.rejected + summary.skippedByShard
+            + summary.duplicates
+        var fraction: Double?
+        if let total = bytesTotal, total > 0 {
+            // Files done count whole; the current one by its bytes per record so far.
+            let current = currentReader
+            let bytesSeen = current?.bytesRead ?? 0
+            let scanned = current?.recordsScanned ?? 0
+            let estimated: Double
+            if let current, scanned > 0, bytesSeen > 0 {
+                let perRecord = Double(bytesSeen) / Double(scanned)
+                let remainingBytes = Double(total - bytesDone - min(bytesSeen, current.totalBytes ?? bytesSeen))
+                estimated = Double(rowsReadAtFileStart) + Double(scanned) + max(0, remainingBytes) / perRecord
+            } else {
+                estimated = Double(summary.rowsRead)
+            }
+            fraction = final ? 1 : min(0.999, Double(done) / max(estimated, 1))
         }
-        observer(.progress(JobProgress(items: summary.rowsRead, total: nil,
+        observer(.progress(JobProgress(items: done, total: nil,
                                        images: summary.imagesStored + summary.imagesReused,
-                                       seconds: now.timeIntervalSince(started), fraction: fraction)))
+                                       seconds: now.timeIntervalSince(started), fraction: fraction, isFinal: final)))
     }
 
-    static func folder(of file: String) -> String {
-        let dir = (file as NSString).deletingLastPathComponent
-        return dir.isEmpty ? "." : dir
+    static func folder(of file: String) -> String { FilePaths.folder(of: file) }
+
+    /// Reads one new content again (from the page cache), checks it is still the hashed one, and
+    /// stores it with its thumbnail.
+    private static func ingestOne(_ item: (sha: String, path: String), ingest: ImageIngest) -> IngestOutcome {
+        switch ingest.read(path: item.path) {
+        case .failure(let error): return .failed(reason: error.reason)
+        case .success(let bytes):
+            guard ContentDigest.sha256Hex(bytes) == item.sha else {
+                return .failed(reason: "the file changed while it was being imported")
+            }
+            return ingest.ingest(bytes: bytes, sha256: item.sha, name: FilePaths.lastComponent(of: item.path))
+        }
+    }
+
+    /// The run's inputs, which no rejects file may replace or delete.
+    private var inputs: [String] = []
+    /// Default rejects paths taken earlier in this run (`shops.csv` and `shops.txt` both map to
+    /// `shops.rejects.csv`: the second one's must not replace or delete the first one's).
+    private var rejectsPathsTaken: Set<String> = []
+
+    private func uniqueDefaultRejectsPath(for file: String, format: InputFormat) -> String {
+        var path = RejectsLocation.defaultPath(for: file, format: format)
+        if rejectsPathsTaken.contains(path) {
+            // Keep the input's whole name: `shops.txt.rejects.csv`, then numbered if need be.
+            let suffix = format == .csv ? ".rejects.csv" : ".rejects.geojson"
+            let base = FilePaths.join(FilePaths.folder(of: path), FilePaths.lastComponent(of: file == "-" ? "stdin" : file))
+            path = base + suffix
+            var n = 2
+            while rejectsPathsTaken.contains(path) { path = base + ".\(n)" + suffix; n += 1 }
+        }
+        rejectsPathsTaken.insert(path)
+        return path
+    }
+}
+
+/// Says once per file where the keys come from (DESIGN.md §4: a key appears once per run, so the
+/// user must know what the key is): the column found by its name when none was mapped
+/// explicitly, or, at the first place without any id, that keys come from name + coordinates,
+/// naming the columns that look like ids.
+struct KeyAnnouncement {
+    let file: String
+    let format: InputFormat
+    let header: [String]?
+    let plan: [ColumnRole]?
+    let explicit: Bool
+    private var derivedAnnounced = false
+
+    init(file: String, reader: PlaceReader, mapping: FieldMapping) {
+        self.file = file
+        format = reader.format
+        header = reader.csvHeader
+        plan = reader.csvHeader.map { mapping.plan(header: $0) }
+        explicit = mapping.overrides[.id] != nil || mapping.overrides[.importKey] != nil
+    }
+
+    /// CSV: the column the keys come from, when it was found by its name.
+    func atStart() -> KeyNotice? {
+        guard !explicit, let header, let plan else { return nil }
+        for field in [PlaceField.importKey, .id] {
+            if let i = plan.firstIndex(of: .field(field)) { return KeyNotice(file: file, source: .column(header[i])) }
+        }
+        return nil
+    }
+
+    mutating func on(_ place: Place) -> KeyNotice? {
+        guard place.keySource == .derived, !derivedAnnounced else { return nil }
+        derivedAnnounced = true
+        let names: [String]
+        if let header, let plan {
+            names = zip(header, plan).compactMap { name, role in
+                if case .extra = role { return name } else { return nil }
+            }
+        } else {
+            names = place.extra.members.map(\.key)
+        }
+        return KeyNotice(file: file, source: .derived(idLikeColumns: names.filter(ImportKey.looksLikeID)))
     }
 }

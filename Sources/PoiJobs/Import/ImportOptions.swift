@@ -1,6 +1,16 @@
 import PoiFormats
 import PoiImaging
 
+/// A second record with a key already seen in the run (DESIGN.md §4: never a silent merge).
+public enum DuplicatePolicy: String, Sendable, CaseIterable {
+    /// Rejected, naming the first record's line or feature.
+    case reject
+    /// The first record is kept; later ones are counted in `duplicates` and not written.
+    case first
+    /// The last record is kept: it replaces the earlier one (counted in `duplicates`).
+    case last
+}
+
 public struct ImportOptions: Sendable {
     public var read = ReadOptions()
     /// Folder image paths resolve against; nil: each input file's own folder.
@@ -25,6 +35,9 @@ public struct ImportOptions: Sendable {
     /// Paths and contents remembered across windows (so repeated photos cost nothing); the
     /// memory is bounded by trimming the caches to empty when they reach this many entries.
     public var imageCacheLimit = 100_000
+    /// What to do with a record whose key an earlier record of the same run had (an exact copy
+    /// of that record is always just counted as unchanged).
+    public var onDuplicate = DuplicatePolicy.reject
 
     public init() {}
 

@@ -9,10 +9,17 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     public var rejected = 0
     /// Valid records another shard owns (`--shard`).
     public var skippedByShard = 0
+    /// Records set aside for another record with the same key (`--on-duplicate first|last`);
+    /// exact copies count as unchanged instead, and with the default choice a duplicate is a reject.
+    public var duplicates = 0
     /// New originals written.
     public var imagesStored = 0
     /// Image references satisfied by an original already stored (earlier run or earlier row).
     public var imagesReused = 0
+    /// Image references whose content is listed in `files` but whose bytes are not in the file
+    /// store of this run (another uploads folder, or GridFS read as a folder): linked as before,
+    /// reported, never counted as reused.
+    public var imagesMissing = 0
     /// Places imported without their image (missing, corrupt, refused path), or rejected for it
     /// with `--require-images`.
     public var imagesFailed = 0
@@ -20,6 +27,10 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     public var seconds = 0.0
     public var dryRun = false
     public var rejectsFiles: [String] = []
+    /// Inputs skipped because they are rejects files an earlier import wrote
+    /// (`RejectsLocation.isOwnRejectsFile`) given among other inputs (a rejects file named
+    /// alone is imported).
+    public var skippedRejectsFiles: [String] = []
 
     public init() {}
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PoiFiles
 import PoiFormats
 import PoiModel
 import PoiStore
@@ -13,9 +14,13 @@ public enum PlaceDocument {
     /// records (ids, timestamps), so they are not kept under `extra`; the import recomputes them.
     public static let generatedProperties: Set<String> = ["imageId", "thumbnailId", "created_at", "updated_at"]
 
-    /// Columns a rejects file adds (`_line`, `_feature`, `_field`, `_reason`): dropped when the
-    /// fixed file is imported again, so they never end up under `extra`.
+    /// Columns a rejects file adds (`_line`, `_feature`, `_field`, `_reason`). A column of that
+    /// name in an input is kept under `extra` like any other (the reader notes it once per file).
     public static let rejectsAnnotations: Set<String> = ["_line", "_feature", "_field", "_reason"]
+    /// A failed image reference and its reason, as stored and exported: an export imported back
+    /// restores them (the reference is not tried again from the export's folder, where it would
+    /// fail differently), so a round trip changes nothing.
+    public static let imageTrace: [String] = ["imageSource", "imageError"]
 
     /// The image links a place gets once its photo is stored.
     public struct ImageLinks: Sendable, Hashable {
@@ -27,40 +32,113 @@ public enum PlaceDocument {
         }
     }
 
-    /// Fields to `$set` on the place (everything but `created_at`/`updated_at`, which the store
-    /// sets on insert and on change), the optional fields to `$unset` because this import no
-    /// longer has them, and `thumbnailId` apart: thumbnail regeneration relinks it in place, so it
-    /// is written with the place but does not count as a change of the place.
-    public static func fields(for place: Place, links: ImageLinks?) -> (set: BSONDocument, unset: [String], untracked: BSONDocument) {
+    /// What the import writes for one place (see `fields(for:links:)`).
+    public struct Write: Sendable {
+        /// Tracked fields, in a fixed order; `imageId` last when the place sets it.
+        public var set: BSONDocument
+        /// Tracked removals (`imageId` when the input's image column is there but empty).
+        public var unset: [String]
+        /// Written with the place, never a change: `thumbnailId` (relinked in place by
+        /// `poi thumbnails`) and `source` (provenance, DESIGN.md §4).
+        public var untracked: BSONDocument
+        /// Removed with the place, never a change: `thumbnailId` when the place has no thumbnail.
+        public var untrackedUnset: [String]
+        /// Left as stored: `imageId` (and, untouched, `thumbnailId`) when the input has no image
+        /// column or property at all, so a file that names no image keeps the place's link. The
+        /// digest counts the stored `imageId` as if the item had set it.
+        public var keep: [String]
+
+        public func item(key: String) -> UpsertItem {
+            UpsertItem(key: .string(key), fields: set, unset: unset, untracked: untracked,
+                       untrackedUnset: untrackedUnset, keep: keep)
+        }
+    }
+
+    /// The property exports carry a place's provenance in: `_source` (beside the rejects
+    /// columns' `_line`, `_feature`; a plain `source` is a common column name of its own).
+    public static let sourceProperty = "_source"
+
+    /// `_source` as PoiKit's exports write it: `{file, line}` or `{file, feature}`, where the
+    /// stored place came from. Kept as the place's `source` when the export is imported, so a
+    /// round trip through a file gives the same document; any other `_source` stays in `extra`.
+    static func exportedSource(_ extra: JSONObject) -> BSONDocument? {
+        guard case .object(let o)? = extra[sourceProperty], o.count == 2, case .string(let file)? = o["file"] else { return nil }
+        switch (o["line"], o["feature"]) {
+        case (.integer(let n)?, nil): return ["file": .string(file), "line": .int64(n)]
+        case (nil, .integer(let n)?): return ["file": .string(file), "feature": .int64(n)]
+        default: return nil
+        }
+    }
+
+    /// The place as the import writes it. Tracked (digested: a change moves `updated_at`):
+    /// importKey, name, placename, location, details, categories, extra, and the image link
+    /// (`imageId`). Not tracked: `thumbnailId` and `source`. Image links: a stored image sets
+    /// `imageId` (and `thumbnailId`); an image column or property present but empty, or an image
+    /// that failed, removes them; no image column or property at all keeps what is stored.
+    ///
+    /// `imageError` is why the place's image reference failed (missing file, URL, refused path,
+    /// damaged image): the reference and the reason go on the document as `imageSource` and
+    /// `imageError`, so the place can be found, fixed and imported again; both are unset otherwise.
+    public static func fields(for place: Place, links: ImageLinks?, imageError: String? = nil) -> Write {
         var set = BSONDocument()
         var unset: [String] = []
         var untracked = BSONDocument()
+        var untrackedUnset: [String] = []
+        var keep: [String] = []
         set.append("importKey", .string(place.importKey))
         set.append("name", .string(place.name))
         set.append("placename", .string(place.placename ?? ""))
         set.append("location", .document([
             "type": "Point",
-            "coordinates": [.double(place.coordinate.longitude), .double(place.coordinate.latitude)],
+            "coordinates": .array([.double(place.coordinate.longitude), .double(place.coordinate.latitude)]
+                + (place.altitude.map { [BSONValue.double($0)] } ?? [])),
         ]))
         set.append("details", .string(place.details ?? ""))
         set.append("categories", .array(place.categories.map(BSONValue.string)))
-        if let links {
-            set.append("imageId", .string(links.imageId.hex))
-            if let thumb = links.thumbnailId { untracked.append("thumbnailId", .string(thumb.hex)) } else { unset.append("thumbnailId") }
-        } else {
-            unset.append(contentsOf: ["imageId", "thumbnailId"])
-        }
-        let extra = place.extra.members.filter {
-            !generatedProperties.contains($0.key) && !rejectsAnnotations.contains($0.key)
+        // Every column the user gave is kept (DESIGN §4): a CSV column named like a field PoiKit
+        // writes (`created_at`, `_reason`…) stays under `extra` with its name. The ids, timestamps,
+        // provenance and rejects annotations PoiKit's own GeoJSON exports and rejects files carry
+        // describe the exporting database or run, and are not kept.
+        let carriedSource = exportedSource(place.extra)
+        let extra = place.source.feature == nil ? place.extra.members : place.extra.members.filter {
+            !generatedProperties.contains($0.key) && !rejectsAnnotations.contains($0.key) && !imageTrace.contains($0.key)
+                && !(carriedSource != nil && $0.key == sourceProperty)
         }
         set.append("extra", .document(BSONDocument(extra.map { ($0.key, bson($0.value)) })))
-        var source: BSONDocument = ["file": .string((place.source.file as NSString).lastPathComponent)]
-        switch place.source.position {
-        case .line(let line): source.append("line", .int64(Int64(line)))
-        case .feature(let index): source.append("feature", .int64(Int64(index)))
+        if let imageError, links == nil, let reference = place.image {
+            set.append("imageSource", .string(reference))
+            set.append("imageError", .string(imageError))
+        } else if links == nil, place.image == nil, place.source.feature != nil,
+                  case .string(let reference)? = place.extra["imageSource"], case .string(let reason)? = place.extra["imageError"] {
+            set.append("imageSource", .string(reference))
+            set.append("imageError", .string(reason))
+        } else {
+            unset.append(contentsOf: imageTrace)
         }
-        set.append("source", .document(source))
-        return (set, unset, untracked)
+        if let links {
+            set.append("imageId", .string(links.imageId.hex))
+            if let thumb = links.thumbnailId { untracked.append("thumbnailId", .string(thumb.hex)) } else { untrackedUnset.append("thumbnailId") }
+        } else if imageError == nil && (place.hasImageField || place.image != nil) {
+            // The image column is there and empty: the place no longer has an image.
+            unset.append("imageId")
+            untrackedUnset.append("thumbnailId")
+        } else {
+            // No image column, or an image that failed tonight (a folder not mounted, a file
+            // being replaced): the stored link stays, so neither the app nor `gc --delete` loses
+            // the photo; the failure is on the place as imageSource/imageError.
+            keep = ["imageId"]
+        }
+        if let carriedSource {
+            untracked.append("source", .document(carriedSource))
+        } else {
+            var source: BSONDocument = ["file": .string(FilePaths.lastComponent(of: place.source.file))]
+            switch place.source.position {
+            case .line(let line): source.append("line", .int64(Int64(line)))
+            case .feature(let index): source.append("feature", .int64(Int64(index)))
+            }
+            untracked.append("source", .document(source))
+        }
+        return Write(set: set, unset: unset, untracked: untracked, untrackedUnset: untrackedUnset, keep: keep)
     }
 
     public static func bson(_ value: JSONValue) -> BSONValue {
@@ -86,26 +164,10 @@ public enum PlaceDocument {
         case .array(let items): return .array(items.map(json))
         case .document(let d): return .object(JSONObject(d.map { JSONMember($0.key, json($0.value)) }))
         case .objectId(let id): return .string(id.hex)
-        case .date(let d): return .string(iso8601(d))
+        case .date(let d): return .string(ISO8601.string(millisecondsSince1970: d.millisecondsSinceEpoch))
         case .binary(_, let data): return .string(Data(data).base64EncodedString())
         case .unsupported: return .null
         }
-    }
-
-    /// ISO 8601 in UTC with milliseconds, e.g. `2026-11-22T07:00:00.123Z` (BSON dates are ms).
-    public static func iso8601(_ date: BSONDate) -> String {
-        let ms = date.millisecondsSinceEpoch
-        let seconds = Int64((Double(ms) / 1000).rounded(.down))
-        let millis = Int(ms - seconds * 1000)
-        var t = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        func pad(_ v: Int32, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
     }
 
     /// A stored `locations` document as a GeoJSON feature; nil when it has no usable Point
@@ -122,14 +184,24 @@ public enum PlaceDocument {
         if let imagePath { props.append(JSONMember("image", .string(imagePath))) }
         add("created_at")
         add("updated_at")
-        let taken = Set(props.map(\.key))
+        if let v = doc["source"] { props.append(JSONMember(sourceProperty, json(v))) }
+        for key in imageTrace { add(key) }
+        // An extra named like a property written above comes out as "name (extra)", which the
+        // readers take back as extra "name": nothing stored is left out of an export.
+        var taken = Set(props.map(\.key))
         if let extra = doc["extra"]?.documentValue {
-            for (key, value) in extra where !taken.contains(key) { props.append(JSONMember(key, json(value))) }
+            for (key, value) in extra {
+                var k = key
+                while taken.contains(k) { k += FieldMapping.extraSuffix }
+                taken.insert(k)
+                props.append(JSONMember(k, json(value)))
+            }
         }
         let id: JSONValue? = doc["_id"].map { value in
             if case .objectId(let oid) = value { return .string(oid.hex) }
             return json(value)
         }
-        return GeoJSONFeature(id: id, coordinate: coordinate, properties: JSONObject(props))
+        let altitude = coords.count >= 3 ? coords[2].doubleValue : nil
+        return GeoJSONFeature(id: id, coordinate: coordinate, altitude: altitude, properties: JSONObject(props))
     }
 }

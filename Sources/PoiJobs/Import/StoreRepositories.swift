@@ -4,35 +4,24 @@ import PoiStore
 /// `PlaceRepository` over the `locations` collection: unordered bulk upserts by `importKey`,
 /// with one timestamp for the whole run so `export --since` finds exactly what it touched.
 public struct LocationsRepository: PlaceRepository {
-    public let collection: MongoCollection
+    public let database: MongoDatabase
     public let options: UpsertOptions
 
     public init(database: MongoDatabase, runStarted: BSONDate = .now()) {
-        collection = database.locations
+        self.database = database
         var options = UpsertOptions()
         options.now = runStarted
         self.options = options
     }
 
-    public func upsert(_ items: [PlaceWrite]) throws -> [PlaceWriteOutcome] {
-        let result = try collection.upsert(
-            items.map { UpsertItem(key: .string($0.importKey), fields: $0.set, unset: $0.unset, untracked: $0.untracked) },
-            options: options)
-        return result.outcomes.map { outcome in
-            switch outcome {
-            case .inserted: return .inserted
-            case .updated: return .updated
-            case .unchanged: return .unchanged
-            case .failed(let code, let message): return .failed(reason: "\(message) (code \(code))")
-            }
-        }
-    }
-}
+    public func prepare() throws(StoreError) { try database.ensureIndexes() }
 
-extension LocationsRepository {
-    public func relinkThumbnail(imageId: ObjectId, thumbnailId: ObjectId) throws {
-        try collection.updateMany(filter: ["imageId": .string(imageId.hex)],
-                                  update: ["$set": .document(["thumbnailId": .string(thumbnailId.hex)])])
+    public func upsert(_ items: [UpsertItem]) throws(StoreError) -> [UpsertOutcome] {
+        try database.locations.upsert(items, options: options).outcomes
+    }
+
+    public func relinkThumbnail(imageId: ObjectId, thumbnailId: ObjectId) throws(StoreError) {
+        try database.setThumbnail(thumbnailId, forImage: imageId, updatedAt: options.now ?? .now())
     }
 }
 
@@ -42,34 +31,24 @@ public struct FilesRepository: ImageRepository {
 
     public init(store: any FileStore) { self.store = store }
 
-    public func findOriginal(sha256: String) throws -> StoredFileRef? {
-        try store.file(sha256: sha256, role: .original).map { StoredFileRef(id: $0.id) }
+    public func findOriginal(sha256: String) throws(StoreError) -> StoredImage? {
+        guard let original = try store.file(sha256: sha256, role: .original) else { return nil }
+        let thumbnails = try store.thumbnails(of: original.id).map { StoredFileRef(id: $0.id, spec: $0.spec, contentType: $0.contentType) }
+        // Found by content, but are its bytes in this store? Another --uploads folder, or a
+        // GridFS database read as a folder, has the documents and not the bytes (a stat, or one
+        // lookup in GridFS, per distinct image).
+        let missing = try store.storedSize(id: original.id, ext: original.ext) == nil ? original.fileName : nil
+        return StoredImage(id: original.id, thumbnails: thumbnails, missingBytes: missing)
     }
 
-    public func findThumbnail(of original: ObjectId, spec: String) throws -> StoredFileRef? {
-        try store.thumbnails(of: original).last { $0.spec == spec }.map { StoredFileRef(id: $0.id, spec: $0.spec) }
-    }
-
-    public func findNewestThumbnail(of original: ObjectId) throws -> StoredFileRef? {
-        try store.thumbnails(of: original).last.map { StoredFileRef(id: $0.id, spec: $0.spec) }
-    }
-
-    public func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws -> ObjectId {
+    public func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> ObjectId {
         let fileInfo = FileInfo(contentType: info.format.contentType, role: .original, width: info.orientedWidth,
                                 height: info.orientedHeight, originalName: originalName, sha256: sha256)
-        return try store.put(bytes, info: fileInfo).file.id
+        // `add`, not `put`: `findOriginal` has just looked this content up and found nothing.
+        return try store.add(bytes, info: fileInfo).id
     }
 
-    public func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws -> ObjectId {
-        let fileInfo = FileInfo(contentType: thumbnail.contentType, role: .thumbnail, width: thumbnail.width,
-                                height: thumbnail.height, thumbnailOf: original, spec: spec)
-        // Not `put`: it would hand back another original's identical thumbnail, whose
-        // `thumbnailOf` points elsewhere. Same crash-safe order: bytes, then the document.
-        let ext = try FileExtension.of(contentType: fileInfo.contentType)
-        let file = StoredFile(id: ObjectId(), info: fileInfo, ext: ext, length: thumbnail.data.count,
-                              sha256: ImageIngest.sha256Hex(thumbnail.data), createdAt: .now())
-        try store.storeBytes(thumbnail.data, id: file.id, ext: ext)
-        try store.database.files.insertOne(file.document)
-        return file.id
+    public func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws(StoreError) -> ObjectId {
+        try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original, spec: spec)).id
     }
 }

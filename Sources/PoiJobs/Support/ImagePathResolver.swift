@@ -29,7 +29,10 @@ public struct ImagePathResolver: Sendable {
             if ref.split(separator: "/").contains("..") { throw .escapesImagesDir(ref) }
             throw .notFound(ref)
         }
+        if real == root { throw .notAFile(ref) }
         guard real.hasPrefix(root == "/" ? "/" : root + "/") else { throw .escapesImagesDir(ref) }
+        var st = stat()
+        if stat(real, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { throw .notAFile(ref) }
         return real
     }
 
@@ -46,14 +49,17 @@ public enum ImageReferenceError: Error, Sendable, Equatable, CustomStringConvert
     case unsupportedURL(String)
     case escapesImagesDir(String)
     case notFound(String)
+    /// A folder (`.`, `photos/`), not an image file.
+    case notAFile(String)
 
     public var description: String {
         switch self {
         case .imagesDirMissing(let d): return "images folder \(d) does not exist"
-        case .absolutePath: return "absolute image paths are refused; give a path relative to --images-dir"
+        case .absolutePath: return "absolute image paths are refused; give a path relative to the images folder"
         case .unsupportedURL: return "image URLs are not supported; download the file and give its relative path"
-        case .escapesImagesDir: return "refused, the path leads outside --images-dir"
+        case .escapesImagesDir: return "refused, the path leads outside the images folder"
         case .notFound: return "no such file"
+        case .notAFile: return "a folder, not an image file"
         }
     }
 }

@@ -1,28 +1,72 @@
+import PoiFiles
 import PoiFormats
 import PoiStore
 
 /// Why a job stopped before finishing. Rejected rows and bad images are not errors: they are
 /// reported and the job goes on; these are the failures that end it.
+///
+/// Each case keeps the structured fact (the `StoreError`, the path that could not be written),
+/// so a caller maps it to what it speaks — an exit status, an HTTP status, a hint naming its own
+/// options — without parsing text. Descriptions name no command-line flag.
 public enum JobError: Error, Sendable, CustomStringConvertible {
-    /// An input could not be opened or read at all (exit 2: the user named a bad file).
+    /// An input could not be opened or read at all (the user named a bad file).
     case input(FormatError)
-    /// Bad options discovered while running (exit 2).
-    case configuration(String)
-    /// The database or byte store failed (exit 3). Everything written before it is consistent.
-    case store(String)
-    /// An output file (rejects, export) could not be written (exit 3).
-    case output(String)
+    /// Options that cannot work together, discovered while running.
+    case configuration(ConfigurationProblem)
+    /// The database or byte store failed; `.refusedQuery` is the user's query or bounding box.
+    /// Everything written before it is consistent.
+    case store(StoreError)
+    /// An output file (rejects, export, copied images) could not be written; `path` is `-` for
+    /// standard output.
+    case output(path: String, reason: String)
+    /// A local file could not be opened, read or written; `FileError.outputIsInput` is the
+    /// user's mistake, the rest are I/O failures.
+    case file(FileError)
 
     public var description: String {
         switch self {
         case .input(let e): return e.description
-        case .configuration(let s): return s
-        case .store(let s): return s
-        case .output(let s): return s
+        case .configuration(let problem): return problem.description
+        case .store(let e): return e.description
+        case .output(let path, let reason):
+            return path == "-" ? "cannot write to standard output: \(reason)" : "cannot write \(path): \(reason)"
+        case .file(let e): return e.description
         }
     }
+}
 
-    static func from(store error: any Error) -> JobError {
-        .store(String(describing: error))  // every error here is CustomStringConvertible
+/// Options a job cannot run with. The named cases are the ones a front end explains in its own
+/// terms (the CLI names the flag); anything else is `.other`, which a string literal also makes.
+public enum ConfigurationProblem: Sendable, Equatable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    /// One rejects file was named for several inputs (each input has its own rejects).
+    case oneRejectsFileForManyInputs(inputs: Int)
+    /// Copying images beside an export needs the byte store (uploads folder or GridFS).
+    case imagesNeedFileStore
+    /// The database has no such collection (a mistyped database name reads as an empty new
+    /// database); `holders`: the databases that have one, when they can be listed.
+    case noSuchCollection(database: String, collection: String, holders: [String])
+    /// An export found nothing and would replace `path`, which holds an earlier non-empty export
+    /// (or anything else), with an empty one.
+    case emptyResultWouldReplace(path: String)
+    case other(String)
+
+    public init(stringLiteral value: String) { self = .other(value) }
+
+    public var description: String {
+        switch self {
+        case .oneRejectsFileForManyInputs(let inputs):
+            return "one rejects file was named, but \(inputs) inputs were given; without it each input gets NAME.rejects.* beside it"
+        case .imagesNeedFileStore:
+            return "copying images needs the byte store (an uploads folder or GridFS)"
+        case .noSuchCollection(let database, let collection, let holders):
+            let others = holders.isEmpty ? "no database on this server has one"
+                : (holders.count == 1 ? "the database that has one is " : "the databases that have one are ")
+                    + holders.joined(separator: ", ")
+            return "database \(database) has no \(collection) collection (\(others))"
+        case .emptyResultWouldReplace(let path):
+            return "no places matched, and the empty result would replace \(path), which is not empty; left as it was"
+        case .other(let text):
+            return text
+        }
     }
 }

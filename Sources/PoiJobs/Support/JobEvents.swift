@@ -1,3 +1,4 @@
+import PoiFormats
 import PoiModel
 
 /// What a running job tells the outside world. Jobs never print; the CLI decides what to show.
@@ -8,6 +9,29 @@ public enum JobEvent: Sendable {
     case rejected(Reject)
     /// A place was imported without its image, or a stored original could not be thumbnailed.
     case imageProblem(ImageProblem)
+    /// Once per input file of an import: where the places' keys come from.
+    case keyNotice(KeyNotice)
+    /// A column or property of a file was kept under `extra` without being mapped, or looks like
+    /// a field nothing mapped: once per file and note (`PlaceReader.notes`).
+    case note(ReadNote)
+}
+
+/// Where an input file's keys come from (import), so a merge by key never surprises the user.
+public struct KeyNotice: Sendable, Hashable {
+    public enum Source: Sendable, Hashable {
+        /// A column found by its name (`id`, `importKey`), no mapping given.
+        case column(String)
+        /// No id: keys are derived from name + coordinates. The columns or properties that look
+        /// like ids (`source_id`, `ref`, `osm_id`, …) are named so the user can map one.
+        case derived(idLikeColumns: [String])
+    }
+    public var file: String
+    public var source: Source
+
+    public init(file: String, source: Source) {
+        self.file = file
+        self.source = source
+    }
 }
 
 public typealias JobObserver = @Sendable (JobEvent) -> Void
@@ -19,8 +43,20 @@ public struct JobProgress: Sendable {
     public var total: Int?
     public var images: Int
     public var seconds: Double
-    /// Share of the input consumed (0...1) when items cannot be counted ahead but bytes can.
+    /// Share of the work done (0...1) when items cannot be counted ahead: the import estimates
+    /// its total records from the share of input bytes read so far.
     public var fraction: Double? = nil
+    /// The last report of the job: the numbers are final.
+    public var isFinal = false
+
+    public init(items: Int, total: Int?, images: Int, seconds: Double, fraction: Double? = nil, isFinal: Bool = false) {
+        self.items = items
+        self.total = total
+        self.images = images
+        self.seconds = seconds
+        self.fraction = fraction
+        self.isFinal = isFinal
+    }
 
     public var itemsPerSecond: Double { seconds > 0 ? Double(items) / seconds : 0 }
     public var imagesPerSecond: Double { seconds > 0 ? Double(images) / seconds : 0 }

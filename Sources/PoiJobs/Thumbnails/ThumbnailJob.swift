@@ -21,8 +21,11 @@ public struct ThumbnailSummary: Sendable, Codable, Equatable {
     public var originals = 0
     public var thumbnailsMade = 0
     public var upToDate = 0
-    /// Originals that could not be thumbnailed (corrupt, missing bytes); reported, skipped.
+    /// Originals that could not be thumbnailed (corrupt, missing or damaged bytes); reported, skipped.
     public var failed = 0
+    /// Of `failed`, originals whose bytes are not in the file store at all (another uploads
+    /// folder, or GridFS read as a folder?).
+    public var bytesMissing = 0
     public var placesRelinked = 0
     public var oldThumbnailsDeleted = 0
     public var skippedByShard = 0
@@ -57,16 +60,18 @@ public final class ThumbnailJob {
         case made(original: ObjectId, thumbnail: ObjectId, old: [ObjectId])
         /// Up to date, but an interrupted run left the relink and deletion of `old` undone.
         case resumed(original: ObjectId, thumbnail: ObjectId, old: [ObjectId])
-        case failed(original: ObjectId, name: String, reason: String)
-        case storeFailure(String)
+        case failed(original: ObjectId, name: String, error: any Error & Sendable)
+        case storeFailure(StoreError)
     }
 
     public func run() throws(JobError) -> ThumbnailSummary {
         let started = Date()
+        // One `updated_at` for every place this run relinks, as an import stamps its places.
+        let runStarted = BSONDate.now()
         var summary = ThumbnailSummary()
         let source: OriginalSource
         do { source = try OriginalSource(database: database, store: store, filter: options.placeFilter) } catch {
-            throw ExportJob.storeOrQuery(error)
+            throw .store(error)
         }
         var lastProgress = Date.distantPast
         var window: [StoredFile] = []
@@ -78,25 +83,29 @@ public final class ThumbnailJob {
             let results = WorkerPool.map(count: items.count, jobs: options.jobs) { i in
                 Self.work(on: items[i], options: opts, store: fileStore, gate: gate)
             }
+            // Every thumbnail the window made is linked before a store failure of another one is
+            // thrown: stopping at the first would leave the later ones stored and unreferenced.
+            var storeFailure: StoreError?
             for result in results {
                 switch result {
                 case .upToDate: summary.upToDate += 1
-                case .failed(let original, let name, let reason):
+                case .failed(let original, let name, let error):
                     summary.failed += 1
-                    observer(.imageProblem(ImageProblem(source: nil, location: "original \(original.hex)", image: name, reason: reason)))
-                case .storeFailure(let message): throw JobError.store(message)
+                    if case .bytesMissing? = error as? StoreError { summary.bytesMissing += 1 }
+                    observer(.imageProblem(ImageProblem(source: nil, location: "original \(original.hex)", image: name,
+                                                        reason: String(describing: error))))
+                case .storeFailure(let error): storeFailure = storeFailure ?? error
                 case .made(let original, let thumbnail, let old), .resumed(let original, let thumbnail, let old):
                     if case .made = result { summary.thumbnailsMade += 1 } else { summary.upToDate += 1 }
-                    do {
-                        summary.placesRelinked += try database.locations.updateMany(
-                            filter: ["imageId": .string(original.hex)],
-                            update: ["$set": .document(["thumbnailId": .string(thumbnail.hex)])])
+                    do throws(StoreError) {
+                        summary.placesRelinked += try database.setThumbnail(thumbnail, forImage: original, updatedAt: runStarted)
                         for id in old where try store.delete(id) { summary.oldThumbnailsDeleted += 1 }
                     } catch {
-                        throw JobError.from(store: error)
+                        throw .store(error)
                     }
                 }
             }
+            if let storeFailure { throw .store(storeFailure) }
             if Date().timeIntervalSince(lastProgress) >= 0.2 {
                 lastProgress = Date()
                 observer(.progress(JobProgress(items: summary.originals, total: source.total,
@@ -106,7 +115,7 @@ public final class ThumbnailJob {
 
         while true {
             let next: StoredFile?
-            do { next = try source.next() } catch { throw JobError.from(store: error) }
+            do { next = try source.next() } catch { throw .store(error) }
             guard let original = next else { break }
             guard options.shard.contains(key: original.id.hex) else { summary.skippedByShard += 1; continue }
             summary.originals += 1
@@ -116,7 +125,7 @@ public final class ThumbnailJob {
         if !window.isEmpty { try process() }
         summary.seconds = Date().timeIntervalSince(started)
         observer(.progress(JobProgress(items: summary.originals, total: source.total,
-                                       images: summary.thumbnailsMade, seconds: summary.seconds)))
+                                       images: summary.thumbnailsMade, seconds: summary.seconds, isFinal: true)))
         return summary
     }
 
@@ -125,9 +134,11 @@ public final class ThumbnailJob {
                              gate: ThumbnailGate) -> Work {
         let canonical = options.spec.canonical
         let name = original.originalName ?? original.fileName
-        do {
+        do throws(StoreError) {
             let existing = try store.thumbnails(of: original.id)
-            if !options.all, let current = existing.last(where: { $0.spec == canonical }) {
+            // Up to date: made with this recipe, and its bytes are there with their length (a
+            // thumbnail whose bytes are gone or cut short is made again).
+            if !options.all, let current = existing.last(where: { options.spec.isMet(by: $0) }), try store.hasBytes(current) {
                 // Other thumbnails beside an up-to-date one mean a run stopped between storing it
                 // and relinking the places / deleting the old ones: finish that now, or the places
                 // would keep showing the old recipe and the old files would never be deleted.
@@ -136,21 +147,50 @@ public final class ThumbnailJob {
             }
             let bytes: [UInt8]
             do {
-                guard let b = try store.get(original.id) else { return .failed(original: original.id, name: name, reason: "no files document") }
-                bytes = b
+                bytes = try store.bytes(of: original)
             } catch {
-                if case .io = error { return .failed(original: original.id, name: name, reason: error.description) }
-                throw error
+                switch error {
+                case .io, .bytesMissing, .bytesDamaged: return .failed(original: original.id, name: name, error: error)
+                default: throw error
+                }
             }
             let thumbnail: Thumbnail
             do { thumbnail = try gate.make(from: bytes, spec: options.spec, options: options.decode) } catch {
-                return .failed(original: original.id, name: name, reason: error.description)
+                return .failed(original: original.id, name: name, error: error)
             }
-            let newId = try FilesRepository(store: store).storeThumbnail(thumbnail, of: original.id, spec: canonical)
-            return .made(original: original.id, thumbnail: newId, old: existing.map(\.id))
+            let stored = try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original.id, spec: canonical))
+            return .made(original: original.id, thumbnail: stored.id, old: existing.map(\.id))
         } catch {
-            return .storeFailure(String(describing: error))  // every error here is CustomStringConvertible
+            return .storeFailure(error)
         }
+    }
+}
+
+extension ThumbnailSpec {
+    /// Whether a stored thumbnail was made with this recipe: its `spec` is this canonical text,
+    /// or it is a PNG made with another `--quality` only (PNG ignores the quality, so remaking
+    /// it would give the same pixels).
+    func isMet(by thumbnail: StoredFile) -> Bool { isMet(bySpec: thumbnail.spec, contentType: thumbnail.contentType) }
+
+    /// The same for a stored `spec` and content type (nil when unknown: then only a spec whose
+    /// format is `png` says the output is PNG).
+    func isMet(bySpec stored: String?, contentType: String?) -> Bool {
+        guard let stored else { return false }
+        if stored == canonical { return true }
+        guard var parsed = try? ThumbnailSpec(parsing: stored), parsed.format == .png || contentType == "image/png" else {
+            return false
+        }
+        parsed.quality = quality
+        return parsed.canonical == canonical
+    }
+}
+
+extension FileInfo {
+    /// The `files` fields of a thumbnail of `original` made with the recipe `spec` (its
+    /// canonical text: how an outdated thumbnail is recognised).
+    init(thumbnail: Thumbnail, of original: ObjectId, spec: String) {
+        self.init(contentType: thumbnail.contentType, role: .thumbnail, width: thumbnail.width,
+                  height: thumbnail.height, thumbnailOf: original, spec: spec)
     }
 }
 

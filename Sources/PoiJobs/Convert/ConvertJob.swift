@@ -1,0 +1,79 @@
+import Foundation
+import PoiFiles
+import PoiFormats
+import PoiModel
+
+public struct ConvertOptions: Sendable {
+    public var read = ReadOptions()
+    public var style = GeoJSONWriter<FileDescriptorSink>.Style.featureCollection
+    /// Decimals of coordinates, 0...15.
+    /// Decimals coordinates are rounded to; nil: exact, as stored.
+    public var precision: Int? = nil
+    public init() {}
+}
+
+/// What `poi convert` did (also its `--json` summary).
+public struct ConvertSummary: Sendable, Encodable, Equatable {
+    public var input: String
+    /// nil: standard output.
+    public var output: String?
+    public var features = 0
+    public var rejected = 0
+    public var seconds = 0.0
+}
+
+/// `poi convert`: a dump in (CSV or GeoJSON, read and validated exactly as the import reads it),
+/// RFC 7946 GeoJSON (or an RFC 8142 sequence) out, no database.
+///
+/// A file output goes through `AtomicFile`: the old file stays until the new one is complete, a
+/// device or FIFO is written in place, and the input itself is never an output.
+public struct ConvertJob {
+    public let input: String
+    public let output: String?
+    public let options: ConvertOptions
+    private let observer: JobObserver
+
+    /// `output` nil writes to standard output.
+    public init(input: String, output: String?, options: ConvertOptions, observer: @escaping JobObserver = { _ in }) {
+        self.input = input
+        self.output = output
+        self.options = options
+        self.observer = observer
+    }
+
+    public func run() throws(JobError) -> ConvertSummary {
+        let started = Date()
+        var summary = ConvertSummary(input: input, output: output)
+        let reader: PlaceReader
+        do { reader = try PlaceReader(path: input, options: options.read) } catch { throw .input(error) }
+        let file: AtomicFile?
+        do { file = try output.map { (path) throws(FileError) in try AtomicFile(path: path, refusing: [input]) } } catch {
+            throw .file(error)
+        }
+        let name = output ?? "stdout"
+        var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: name),
+                                   style: options.style, precision: options.precision)
+        do throws(JobError) {
+            while true {
+                let item: ReadItem?
+                do { item = try reader.next() } catch { throw .input(error) }
+                guard let item else { break }
+                switch item {
+                case .place(let place, _):
+                    do { try writer.write(place) } catch { throw .output(path: name, reason: error.description) }
+                case .reject(let reject, _):
+                    summary.rejected += 1
+                    observer(.rejected(reject))
+                }
+            }
+            do { try writer.finish() } catch { throw .output(path: name, reason: error.description) }
+            do { try file?.commit() } catch { throw .file(error) }
+        } catch {
+            file?.abandon()
+            throw error
+        }
+        summary.features = writer.featureCount
+        summary.seconds = Date().timeIntervalSince(started)
+        return summary
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import PoiFiles
+import PoiFormats
+
+/// Where an import puts its rejects by default, and how it recognises its own rejects files
+/// among its inputs (issue 19 §3: a cron line importing `dumps/*.csv` must not import yesterday's
+/// `places.rejects.csv` as a dump, nor stack `.rejects.rejects.csv` night after night).
+public enum RejectsLocation {
+    /// The default rejects file of `input`: `NAME.rejects.csv` / `.rejects.geojson` beside it when
+    /// it is a regular file in a folder this process may write. Otherwise (standard input, a pipe
+    /// such as `<(cat x.csv)` or `/dev/fd/N`, a device, a read-only dumps folder) the same name —
+    /// `stdin` for standard input, `fdN` for `/dev/fd/N` — in the current folder, else in
+    /// `$TMPDIR` (or /tmp); never `/dev/stdin.rejects.csv`. The summary names the file either way.
+    public static func defaultPath(for input: String, format: InputFormat) -> String {
+        let suffix = format == .csv ? ".rejects.csv" : ".rejects.geojson"
+        let standardInput = ["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"].contains(input)
+        var st = stat()
+        if !standardInput, stat(input, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {
+            let beside = ImportOptions.defaultRejectsPath(for: input, format: format)
+            if access(FilePaths.folder(of: beside), W_OK) == 0 { return beside }
+        }
+        var name: String
+        if standardInput {
+            name = "stdin"
+        } else {
+            name = FilePaths.lastComponent(of: input)
+            if FilePaths.lastComponent(of: FilePaths.folder(of: input)) == "fd" { name = "fd" + name }  // /dev/fd/63
+            if let dot = name.lastIndex(of: "."), dot != name.startIndex { name = String(name[..<dot]) }
+        }
+        let environment = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let current = FileManager.default.currentDirectoryPath
+        let folder = access(".", W_OK) == 0 ? current : environment
+        return FilePaths.join(folder, name + suffix)
+    }
+
+    /// Whether `path` is a rejects file a PoiKit import wrote: its name ends in `.rejects.csv` or
+    /// `.rejects.geojson` AND its content is one (a CSV header ending in `_line,_field,_reason`
+    /// with the file's delimiter; a FeatureCollection whose features carry `_feature`). Only
+    /// regular files are looked at: a pipe's bytes are never consumed here.
+    public static func isOwnRejectsFile(_ path: String) -> Bool {
+        let name = FilePaths.lastComponent(of: path).lowercased()
+        let isCSV = name.hasSuffix(".rejects.csv")
+        guard isCSV || name.hasSuffix(".rejects.geojson") else { return false }
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 1 << 16)
+        let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return false }
+        var text = String(decoding: head[..<n], as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        if isCSV {
+            let firstLine = text.prefix { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }
+            return [",", ";", "\t", "|"].contains { d in firstLine.hasSuffix("\(d)_line\(d)_field\(d)_reason") }
+        }
+        return text.hasPrefix(#"{"type":"FeatureCollection","features":["#) && text.contains(#""_feature":"#)
+    }
+}

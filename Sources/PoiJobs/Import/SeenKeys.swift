@@ -1,0 +1,95 @@
+/// The keys an import run has seen, for duplicate detection (DESIGN.md §4: a key appears once
+/// per run). Bounded and compact whatever the input size: an open-addressing table of 64-bit key
+/// fingerprints (SipHash of the key's UTF-8 bytes, seeded per process), each with a 32-bit
+/// fingerprint of the record's content (to tell an exact duplicate from a conflicting one) and
+/// where the key was first seen (file index, line or feature index). No key text is kept.
+///
+/// Cost: 18 bytes per slot in four flat arrays; the table doubles at 3/4 full, so 24–48 bytes per
+/// key: 1,000,000 keys take 2^21 slots = 36 MiB, 500,000 keys 18 MiB (1.5× that for a moment
+/// while the table doubles). Two distinct keys share a fingerprint with
+/// probability about n²/2^65 (3·10⁻⁸ for a million keys); such a pair would be reported as a
+/// duplicate.
+struct SeenKeys {
+    struct Entry: Equatable {
+        var content: UInt32
+        var position: UInt32
+        var file: UInt16
+    }
+
+    private var keys: [UInt64]
+    private var contents: [UInt32]
+    private var positions: [UInt32]
+    private var files: [UInt16]
+    private(set) var count = 0
+    private var mask: Int
+
+    init(capacity: Int = 1 << 12) {
+        var n = 16
+        while n < capacity { n <<= 1 }
+        keys = Array(repeating: 0, count: n)
+        contents = Array(repeating: 0, count: n)
+        positions = Array(repeating: 0, count: n)
+        files = Array(repeating: 0, count: n)
+        mask = n - 1
+    }
+
+    /// Slots allocated (for the memory figure: `slots * 18` bytes).
+    var slots: Int { keys.count }
+
+    static func fingerprint(_ key: String) -> UInt64 {
+        var hasher = Hasher()
+        var k = key
+        k.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let h = UInt64(bitPattern: Int64(hasher.finalize()))
+        return h == 0 ? 1 : h  // 0 marks an empty slot
+    }
+
+    private func slot(of fp: UInt64) -> (index: Int, found: Bool) {
+        var i = Int(truncatingIfNeeded: fp ^ (fp >> 29)) & mask
+        while true {
+            let k = keys[i]
+            if k == fp { return (i, true) }
+            if k == 0 { return (i, false) }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// The entry of an earlier record with this key fingerprint, or nil after recording this one.
+    mutating func insert(_ fp: UInt64, _ entry: Entry) -> Entry? {
+        let (i, found) = slot(of: fp)
+        if found { return Entry(content: contents[i], position: positions[i], file: files[i]) }
+        keys[i] = fp
+        contents[i] = entry.content
+        positions[i] = entry.position
+        files[i] = entry.file
+        count += 1
+        if count * 4 >= keys.count * 3 { grow() }
+        return nil
+    }
+
+    /// Makes `entry` the record remembered for `fp` (the one kept by "last wins").
+    mutating func replace(_ fp: UInt64, _ entry: Entry) {
+        let (i, found) = slot(of: fp)
+        guard found else { _ = insert(fp, entry); return }
+        contents[i] = entry.content
+        positions[i] = entry.position
+        files[i] = entry.file
+    }
+
+    private mutating func grow() {
+        let old = (keys, contents, positions, files)
+        let n = keys.count * 2
+        keys = Array(repeating: 0, count: n)
+        contents = Array(repeating: 0, count: n)
+        positions = Array(repeating: 0, count: n)
+        files = Array(repeating: 0, count: n)
+        mask = n - 1
+        for j in 0..<old.0.count where old.0[j] != 0 {
+            let (i, _) = slot(of: old.0[j])
+            keys[i] = old.0[j]
+            contents[i] = old.1[j]
+            positions[i] = old.2[j]
+            files[i] = old.3[j]
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import PoiFiles
+import PoiImaging
+
+public struct LocalThumbnailOptions: Sendable {
+    public var spec = ThumbnailSpec.default
+    public var decode = DecodeOptions()
+    public var jobs = 1
+    /// Inputs larger than this are refused before reading (no photo is anywhere near it).
+    public var maxInputBytes = 512 << 20
+    public init() {}
+}
+
+/// What `poi thumb` did, input by input (in the order given) — also its `--json` summary.
+public struct LocalThumbnailSummary: Sendable, Encodable, Equatable {
+    public struct Entry: Sendable, Encodable, Equatable {
+        public var input: String
+        public var output: String?
+        public var width: Int?
+        public var height: Int?
+        public var contentType: String?
+        public var bytes: Int?
+        /// Why no thumbnail was written for this input.
+        public var error: String?
+    }
+
+    public var spec: String
+    public var written = 0
+    public var failed = 0
+    public var seconds = 0.0
+    public var files: [Entry] = []
+}
+
+/// `poi thumb`: thumbnails of local files into one folder, no database (like vipsthumbnail).
+///
+/// Each input is read whole, thumbnailed (PoiImaging, through the job's `ThumbnailGate`) and
+/// written as `<output>/<input name without extension><format's extension>` through
+/// `AtomicFile`, unsynced: these are regenerable outputs, and vipsthumbnail does not sync either.
+/// Inputs run on the shared `WorkerPool`, so at most `jobs` images are in memory at once.
+///
+/// Output names: a name belongs to the first input (in the order given) that makes a thumbnail
+/// under it. Every input is decoded, so a broken file is reported as broken and never takes a
+/// good one's name; a later good one is reported as a name collision. Nothing is silently
+/// overwritten, and no input is ever replaced by a thumbnail (same device and inode, links included).
+public struct LocalThumbnailJob: Sendable {
+    public let files: [String]
+    public let outputFolder: String
+    public let options: LocalThumbnailOptions
+    private let observer: JobObserver
+
+    public init(files: [String], outputFolder: String, options: LocalThumbnailOptions,
+                observer: @escaping JobObserver = { _ in }) {
+        self.files = files
+        self.outputFolder = outputFolder
+        self.options = options
+        self.observer = observer
+    }
+
+    public func run() throws(JobError) -> LocalThumbnailSummary {
+        let started = ContinuousClock.now
+        do {
+            try FileManager.default.createDirectory(atPath: outputFolder, withIntermediateDirectories: true)
+        } catch {
+            throw .output(path: outputFolder, reason: "cannot create the output folder: \((error as NSError).localizedDescription)")
+        }
+        // Temporary files of a killed earlier run into this folder; one sweep, not one per output.
+        AtomicFile.removeStaleTemporaries(inFolder: outputFolder)
+        let groups = Self.nameGroups(files)
+        let inputs = Set(files.compactMap(FileIdentity.init(path:)))
+        let gate = ThumbnailGate()
+        let done = ProgressCounter(total: files.count, observer: observer)
+        // One work item per output name: inputs sharing a name are tried in the order given, and
+        // the first one that makes a thumbnail gets the name, so the result does not depend on
+        // which worker finishes first, and a broken file never takes a good one's name.
+        let results = WorkerPool.map(count: groups.count, jobs: options.jobs) { [self] g in
+            var owner: Int?
+            return groups[g].map { i in
+                let entry = thumbnail(i, owner: &owner, inputs: inputs, gate: gate)
+                done.advance(image: entry.error == nil)
+                return (i, entry)
+            }
+        }
+        var entries = files.map { LocalThumbnailSummary.Entry(input: $0) }
+        for (i, entry) in results.joined() { entries[i] = entry }
+        var summary = LocalThumbnailSummary(spec: options.spec.canonical)
+        summary.files = entries
+        summary.written = entries.count { $0.error == nil }
+        summary.failed = entries.count - summary.written
+        summary.seconds = Self.seconds(ContinuousClock.now - started)
+        done.finish()
+        return summary
+    }
+
+    /// The inputs by output name (their name without extension), each group in the order given,
+    /// the groups in the order of their first input.
+    static func nameGroups(_ files: [String]) -> [[Int]] {
+        var groupOf: [String: Int] = [:]
+        var groups: [[Int]] = []
+        for (i, file) in files.enumerated() {
+            let stem = FilePaths.stem(of: file)
+            if let g = groupOf[stem] { groups[g].append(i) } else {
+                groupOf[stem] = groups.count
+                groups.append([i])
+            }
+        }
+        return groups
+    }
+
+    /// `owner`: the input of this name's group that wrote its thumbnail, once one has.
+    private func thumbnail(_ i: Int, owner: inout Int?, inputs: Set<FileIdentity>, gate: ThumbnailGate)
+        -> LocalThumbnailSummary.Entry {
+        let file = files[i]
+        var entry = LocalThumbnailSummary.Entry(input: file)
+        let bytes: [UInt8]
+        do { bytes = try WholeFile.read(file, limit: options.maxInputBytes) } catch {
+            entry.error = error.reason
+            return entry
+        }
+        let thumb: Thumbnail
+        do { thumb = try gate.make(from: bytes, spec: options.spec, options: options.decode) } catch {
+            entry.error = error.description
+            return entry
+        }
+        if let owner {
+            entry.error = "output name '\(FilePaths.stem(of: file))' is already used by \(files[owner])"
+            return entry
+        }
+        let output = FilePaths.join(outputFolder, FilePaths.stem(of: file) + thumb.format.fileExtension)
+        if let target = FileIdentity(path: output), inputs.contains(target) {
+            entry.error = "the thumbnail would replace an input; choose another output folder"
+            return entry
+        }
+        do { try AtomicFile.write(thumb.data, to: output, durability: .unsynced, removingStale: false) } catch {
+            entry.error = error.description
+            return entry
+        }
+        owner = i
+        entry.output = output
+        entry.width = thumb.width
+        entry.height = thumb.height
+        entry.contentType = thumb.contentType
+        entry.bytes = thumb.data.count
+        return entry
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+}

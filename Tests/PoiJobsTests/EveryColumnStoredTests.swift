@@ -1,0 +1,39 @@
+import Foundation
+import PoiFormats
+import PoiModel
+import PoiStore
+import Testing
+@testable import PoiJobs
+
+/// Issue 18 §4, storage side: every column the user gave reaches the document.
+@Suite struct EveryColumnStoredTests {
+    static func place(extra: [(String, JSONValue)], line: Int = 2) -> Place {
+        Place(name: "A", coordinate: Coordinate(longitude: 2, latitude: 1), importKey: "k",
+              extra: JSONObject(extra.map { JSONMember($0.0, $0.1) }), source: PlaceSource(file: "f.csv", record: 1, position: .line(line)))
+    }
+
+    /// CSV columns named like what PoiKit writes itself are kept under `extra`.
+    @Test func csvColumnsPoiKitAlsoWritesAreKeptUnderExtra() throws {
+        let names = ["created_at", "updated_at", "imageId", "thumbnailId", "_line", "_feature", "_field", "_reason"]
+        let p = Self.place(extra: names.enumerated().map { ($0.element, .string("v\($0.offset)")) })
+        let extra = try #require(PlaceDocument.fields(for: p, links: nil).set["extra"]?.documentValue)
+        #expect(extra.map(\.key) == names)
+        #expect(extra["_reason"]?.stringValue == "v7")
+    }
+
+    /// A failed image leaves its reference and reason on the place.
+    @Test func failedImageKeepsReferenceAndReason() throws {
+        let fx = try ImportJobRepositoryTests.Fixture(rows: ["a,A,1.5,2.5,coffee.jpg", "b,B,1.5,3.25,missing.jpg", "c,C,1.5,4.5,"])
+        defer { fx.remove() }
+        let places = InMemoryPlaces()
+        let summary = try ImportJob(options: fx.options(), places: places, images: InMemoryImages()).run(files: [fx.csv])
+        #expect(summary.imagesFailed == 1)
+        let b = try #require(places.places["b"])
+        #expect(b.fields["imageSource"]?.stringValue == "missing.jpg")
+        #expect(b.fields["imageError"]?.stringValue == "no such file")
+        #expect(b.imageId == nil)
+        let a = try #require(places.places["a"])
+        #expect(a.fields["imageError"] == nil)
+        #expect(a.unset.contains("imageError") && a.unset.contains("imageSource"))
+    }
+}
