@@ -1,0 +1,98 @@
+import HTTPTypes
+import PoiStore
+
+/// Every way a request can fail, with the status and JSON body the client sees: the one place
+/// where errors become HTTP. Messages are for users (they never hold a URI or its password).
+enum APIError: Error, Sendable {
+    /// `{"error":"invalid id"}`, exactly as the reference answers.
+    case invalidId
+    /// The reference's answer to a `?query=` that is not JSON: `{"error":"bad query"}`.
+    case badQuery
+    /// A query with server-side JavaScript: the operator is named.
+    case forbiddenOperator(String, reason: String)
+    case badRequest(String)
+    case badCollection(String)
+    case unauthorized
+    /// The reference answers an unknown file with this text, not JSON.
+    case fileNotFound
+    case notFound(String)
+    case payloadTooLarge(limit: Int)
+    case unsupportedMediaType(String)
+    case rangeNotSatisfiable(length: Int)
+    case store(StoreError)
+    case internalError(String)
+
+    var status: HTTPResponse.Status {
+        switch self {
+        case .invalidId, .badQuery, .forbiddenOperator, .badRequest, .badCollection: return .badRequest
+        case .unauthorized: return .unauthorized
+        case .fileNotFound, .notFound: return .notFound
+        case .payloadTooLarge: return .contentTooLarge
+        case .unsupportedMediaType: return .unsupportedMediaType
+        case .rangeNotSatisfiable: return .rangeNotSatisfiable
+        case .store(let error):
+            switch error {
+            case .refusedQuery: return .badRequest
+            case .unsupportedContentType: return .unsupportedMediaType
+            // A files document whose bytes are gone: the reference's 404; damaged bytes are
+            // never served (a 500 that names what is wrong, as `poi gc` reports it).
+            case .bytesMissing: return .notFound
+            case .unreachable, .network: return .serviceUnavailable
+            // 2 BadValue, 9 FailedToParse, 14 TypeMismatch, 17 (geo), 51024.., 2 etc: the request's
+            // own fault; 50 MaxTimeMSExpired: the query took too long.
+            case .server(let code, _, _, _):
+                if code == 50 { return .gatewayTimeout }
+                if [2, 9, 14, 16755, 17287, 291, 31249, 31254, 51091].contains(code) { return .badRequest }
+                return .internalServerError
+            default: return .internalServerError
+            }
+        case .internalError: return .internalServerError
+        }
+    }
+
+    /// The body: JSON `{"error": …}` (plus the operator for a refused query), except the
+    /// reference's plain-text 404 for files.
+    var body: (contentType: String, bytes: [UInt8]) {
+        switch self {
+        case .fileNotFound: return ("text/html; charset=utf-8", Array("file not found".utf8))
+        case .forbiddenOperator(let op, let reason):
+            return json([("error", reason), ("operator", op)])
+        default: return json([("error", message)])
+        }
+    }
+
+    var message: String {
+        switch self {
+        case .invalidId: return "invalid id"
+        case .badQuery: return "bad query"
+        case .forbiddenOperator(_, let reason): return reason
+        case .badRequest(let m): return m
+        case .badCollection(let m): return m
+        case .unauthorized: return "this server needs Authorization: Bearer <token> for writes"
+        case .fileNotFound: return "file not found"
+        case .notFound(let m): return m
+        case .payloadTooLarge(let limit): return "the body is larger than the \(limit)-byte limit"
+        case .unsupportedMediaType(let m): return m
+        case .rangeNotSatisfiable: return "range not satisfiable"
+        case .store(let error):
+            switch error {
+            case .refusedQuery(let reason): return reason
+            case .server(let code, _, _, _) where code == 50: return "the query took longer than the server's time limit"
+            default: return error.description
+            }
+        case .internalError(let m): return m
+        }
+    }
+
+    private func json(_ pairs: [(String, String)]) -> (contentType: String, bytes: [UInt8]) {
+        var out: [UInt8] = [0x7B]
+        for (i, (k, v)) in pairs.enumerated() {
+            if i > 0 { out.append(0x2C) }
+            ExpressJSON.appendString(k, to: &out)
+            out.append(0x3A)
+            ExpressJSON.appendString(v, to: &out)
+        }
+        out.append(0x7D)
+        return ("application/json; charset=utf-8", out)
+    }
+}

@@ -1,0 +1,208 @@
+import Hummingbird
+import HummingbirdCore
+import HTTPTypes
+import NIOCore
+import PoiFormats
+import PoiJobs
+import PoiStore
+
+/// `GET/POST /:collection`, `GET/PUT/DELETE /:collection/:entity`: the reference's generic
+/// collection API, with the query guarded and results capped.
+struct CollectionRoutes: Sendable {
+    let store: StoreGateway
+    let configuration: ServerConfiguration
+
+    /// MongoDB's rules, checked before anything reaches the server: no empty name, no `$` or NUL,
+    /// nothing in the `system.` namespace.
+    static func validatedCollection(_ name: String) throws(APIError) -> String {
+        if name.isEmpty { throw .badCollection("a collection name cannot be empty") }
+        if name.contains("$") { throw .badCollection("a collection name cannot contain '$'") }
+        if name.unicodeScalars.contains(where: { $0.value == 0 }) { throw .badCollection("a collection name cannot contain NUL") }
+        if name.hasPrefix("system.") { throw .badCollection("the system.* collections are not served") }
+        if name.hasPrefix(".") || name.hasSuffix(".") { throw .badCollection("a collection name cannot start or end with '.'") }
+        if name.utf8.count > 200 { throw .badCollection("a collection name has at most 200 bytes") }
+        return name
+    }
+
+    /// The reference accepts exactly 24 hex digits.
+    static func validatedId(_ text: String) throws(APIError) -> ObjectId {
+        guard let id = ObjectId(hex: text) else { throw .invalidId }
+        return id
+    }
+
+    func list(_ request: Request, _ collection: String) async throws(APIError) -> Response {
+        let collection = try Self.validatedCollection(collection)
+        var filter = BSONDocument()
+        if let query = request.queryValue("query"), !query.isEmpty {
+            filter = try Self.userQuery(query)
+        }
+        var options = FindOptions()
+        let cap = configuration.maxResults
+        var limit = cap
+        if let text = request.queryValue("limit") {
+            guard let n = Int(text), n >= 0 else { throw .badRequest("limit must be a whole number ≥ 0") }
+            if n > 0 { limit = min(n, cap) }
+        }
+        if let text = request.queryValue("skip") {
+            guard let n = Int(text), n >= 0 else { throw .badRequest("skip must be a whole number ≥ 0") }
+            options.skip = n
+        }
+        if let text = request.queryValue("sort"), !text.isEmpty { options.sort = try Self.sortDocument(text) }
+        if let text = request.queryValue("fields"), !text.isEmpty { options.projection = try Self.projection(text) }
+        // One more than the cap tells whether the answer was cut short (a header says so; the
+        // body stays what the reference sends).
+        options.limit = limit + 1
+        options.batchSize = min(limit + 1, 1000)
+        var documents = try await store.find(collection: collection, filter: filter, options: options)
+        let truncated = documents.count > limit
+        if truncated { documents.removeLast(documents.count - limit) }
+
+        let format = request.queryValue("format")
+        var response: Response
+        if let format, format != "json" {
+            guard format == "geojson" else { throw .badRequest("format must be json or geojson") }
+            guard collection == StoreLayout.locations else { throw .badRequest("format=geojson is for locations only") }
+            var writer = GeoJSONWriter(sink: MemorySink())
+            do {
+                for doc in documents {
+                    if let feature = PlaceDocument.feature(from: doc) { try writer.write(feature) }
+                }
+                try writer.finish()
+            } catch {
+                throw .internalError("GeoJSON output failed: \(error)")
+            }
+            response = Reply.bytesResponse(.ok, contentType: "application/geo+json", writer.sink.bytes)
+        } else if Self.wantsHTML(request.headers[.accept]) {
+            response = Reply.html(ExpressJSON.htmlTable(documents, collection: collection))
+        } else {
+            var out: [UInt8] = [0x5B]
+            for (i, doc) in documents.enumerated() {
+                if i > 0 { out.append(0x2C) }
+                ExpressJSON.append(doc, to: &out)
+            }
+            out.append(0x5D)
+            response = Reply.json(out)
+        }
+        if truncated { response.headers[HTTPField.Name("X-Results-Truncated")!] = "limit \(limit)" }
+        return response
+    }
+
+    /// JSON unless the client asks for HTML and not JSON (a browser): `curl` and the app get JSON.
+    static func wantsHTML(_ accept: String?) -> Bool {
+        guard let accept = accept?.lowercased() else { return false }
+        return accept.contains("text/html") && !accept.contains("application/json")
+    }
+
+    /// The user's query, parsed and refused when it would run JavaScript on the server.
+    static func userQuery(_ text: String) throws(APIError) -> BSONDocument {
+        do {
+            return try PlaceFilter.userQuery(json: text)
+        } catch {
+            if case .refusedQuery(let reason) = error {
+                if let op = QueryGuard.forbiddenOperators.first(where: { reason.hasPrefix($0) }) {
+                    throw .forbiddenOperator(op, reason: reason)
+                }
+                if reason.hasPrefix("JavaScript code") { throw .forbiddenOperator("$code", reason: reason) }
+            }
+            throw .badQuery
+        }
+    }
+
+    /// `sort=name,-created_at` or `sort={"name":1}`.
+    static func sortDocument(_ text: String) throws(APIError) -> BSONDocument {
+        if text.hasPrefix("{") {
+            let doc: BSONDocument
+            do { doc = try BSONDocument(json: text) } catch { throw .badRequest("sort is not a JSON object") }
+            for (key, value) in doc {
+                guard let v = value.int64Value, v == 1 || v == -1 else { throw .badRequest("sort \(key) must be 1 or -1") }
+            }
+            return doc
+        }
+        var doc = BSONDocument()
+        for field in text.split(separator: ",") {
+            let descending = field.hasPrefix("-")
+            let name = String(descending ? field.dropFirst() : field)
+            try checkFieldName(name, "sort")
+            doc.append(name, .int32(descending ? -1 : 1))
+        }
+        return doc
+    }
+
+    /// `fields=name,location`: those fields (and `_id`).
+    static func projection(_ text: String) throws(APIError) -> BSONDocument {
+        var doc = BSONDocument()
+        for field in text.split(separator: ",") {
+            let name = String(field)
+            try checkFieldName(name, "fields")
+            doc.append(name, .int32(1))
+        }
+        return doc
+    }
+
+    static func checkFieldName(_ name: String, _ parameter: String) throws(APIError) {
+        guard !name.isEmpty, !name.hasPrefix("$"), !name.unicodeScalars.contains(where: { $0.value == 0 }), name.utf8.count <= 200 else {
+            throw .badRequest("\(parameter): \(MediaType.printable(name)) is not a field name")
+        }
+    }
+
+    func get(_ collection: String, _ entity: String) async throws(APIError) -> Response {
+        let collection = try Self.validatedCollection(collection)
+        let id = try Self.validatedId(entity)
+        guard let doc = try await store.findOne(collection: collection, id: id) else { return Reply.emptyOK() }
+        var out: [UInt8] = []
+        ExpressJSON.append(doc, to: &out)
+        return Reply.json(out)
+    }
+
+    /// The body as a document: a JSON object, within the size limit.
+    func bodyDocument(_ request: Request) async throws(APIError) -> BSONDocument {
+        let buffer = try await request.collectBody(limit: configuration.maxJSONBody)
+        let text = String(decoding: buffer.readableBytesView, as: UTF8.self)
+        do {
+            return try BSONDocument(json: text.isEmpty ? "{}" : text)
+        } catch {
+            if case .refusedQuery(let reason) = error { throw .badRequest(reason) }
+            throw .store(error)
+        }
+    }
+
+    /// Insert the body plus `created_at`; 201 with the object as the reference shows it (its
+    /// fields, `created_at`, then the new `_id`).
+    func create(_ request: Request, _ collection: String) async throws(APIError) -> Response {
+        let collection = try Self.validatedCollection(collection)
+        var doc = try await bodyDocument(request)
+        doc["created_at"] = .date(.now())
+        if doc["_id"] == nil { doc.append("_id", .objectId(ObjectId())) }
+        var stored = BSONDocument()
+        if let id = doc["_id"] { stored.append("_id", id) }
+        for (k, v) in doc where k != "_id" { stored.append(k, v) }
+        try await store.insert(collection: collection, document: stored)
+        var out: [UInt8] = []
+        ExpressJSON.append(doc, to: &out)
+        return Reply.json(out, status: .created)
+    }
+
+    /// Replace the whole document (upsert), `_id` from the path and `updated_at` added, as the
+    /// reference does; 200 with it.
+    func replace(_ request: Request, _ collection: String, _ entity: String) async throws(APIError) -> Response {
+        let collection = try Self.validatedCollection(collection)
+        let id = try Self.validatedId(entity)
+        var doc = try await bodyDocument(request)
+        doc["_id"] = .objectId(id)
+        doc["updated_at"] = .date(.now())
+        try await store.replace(collection: collection, id: id, document: doc)
+        var out: [UInt8] = []
+        ExpressJSON.append(doc, to: &out)
+        return Reply.json(out)
+    }
+
+    /// The reference answers with the driver's delete result; its `connection` part (the
+    /// database's address) is left out.
+    func delete(_ collection: String, _ entity: String) async throws(APIError) -> Response {
+        let collection = try Self.validatedCollection(collection)
+        let id = try Self.validatedId(entity)
+        let deleted = try await store.delete(collection: collection, id: id)
+        let n = deleted ? 1 : 0
+        return Reply.json(Array("{\"result\":{\"n\":\(n),\"ok\":1},\"deletedCount\":\(n),\"n\":\(n),\"ok\":1}".utf8))
+    }
+}

@@ -1,0 +1,305 @@
+import Hummingbird
+import HummingbirdCore
+import HTTPTypes
+import MultipartKit
+import NIOCore
+import NIOPosix
+import PoiImaging
+import PoiStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `POST /files`, `GET|HEAD /files/:id`, `GET|HEAD /files/:id/thumbnail`.
+struct FileRoutes: Sendable {
+    let store: StoreGateway
+    let configuration: ServerConfiguration
+    /// Decoding for thumbnails runs here, apart from the database threads, with few threads:
+    /// each decode can hold tens of megabytes.
+    let imaging: NIOThreadPool
+
+    // MARK: Upload
+
+    func upload(_ request: Request) async throws(APIError) -> Response {
+        let limit = configuration.maxUpload
+        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
+            throw .payloadTooLarge(limit: limit)
+        }
+        let contentType = request.headers[.contentType]
+        let staged: StagedBody
+        if let contentType, MediaType.essence(of: contentType) == "multipart/form-data" {
+            staged = try await receiveMultipart(request, contentType: contentType)
+        } else {
+            let type = try AcceptedImageType.declared(by: contentType)
+            staged = try await receiveRaw(request, type: type)
+        }
+        let id = try await store(staged)
+        return Reply.json(Array("{\"_id\":\"\(id.hex)\"}".utf8), status: .created)
+    }
+
+    private func receiveRaw(_ request: Request, type: AcceptedImageType) async throws(APIError) -> StagedBody {
+        var stager = try await Stager.open(directory: store.stagingDirectory, name: store.stagedFileName(),
+                                           limit: configuration.maxUpload, pool: store.pool)
+        stager.expected = type
+        do {
+            do {
+                for try await chunk in request.body { try await stager.append(chunk) }
+            } catch let error as APIError {
+                throw error
+            } catch {
+                throw APIError.badRequest("the upload ended early")
+            }
+            if let declared = request.headers[.contentLength].flatMap(Int.init), declared != stager.length {
+                throw APIError.badRequest("the upload ended early")
+            }
+        } catch {
+            await stager.discard()
+            throw error as! APIError
+        }
+        return try await stager.finish(originalName: nil)
+    }
+
+    private func receiveMultipart(_ request: Request, contentType: String) async throws(APIError) -> StagedBody {
+        guard let boundary = MediaType.parameter("boundary", of: contentType), !boundary.isEmpty, boundary.utf8.count <= 70 else {
+            throw .badRequest("multipart/form-data needs a boundary")
+        }
+        var stager = try await Stager.open(directory: store.stagingDirectory, name: store.stagedFileName(),
+                                           limit: configuration.maxUpload, pool: store.pool)
+        let parser = MultipartParser(boundary: boundary)
+        let part = MultipartFilePart()
+        part.install(on: parser)
+        var received = 0
+        var typed = false
+        do {
+            do {
+                for try await chunk in request.body {
+                    received += chunk.readableBytes
+                    guard received <= configuration.maxUpload else { throw APIError.payloadTooLarge(limit: configuration.maxUpload) }
+                    do { try parser.execute(chunk) } catch { throw APIError.badRequest("malformed multipart/form-data body") }
+                    if part.found && !typed {
+                        typed = true
+                        if let declared = part.contentType, MediaType.essence(of: declared) != "application/octet-stream" {
+                            stager.expected = try AcceptedImageType.declared(by: declared)
+                        }
+                    }
+                    let pending = part.pending
+                    part.pending.removeAll()
+                    for buffer in pending { try await stager.append(buffer) }
+                }
+            } catch let error as APIError {
+                throw error
+            } catch {
+                throw APIError.badRequest("the upload ended early")
+            }
+            guard part.found else { throw APIError.badRequest("multipart/form-data without a part named \"file\"") }
+            guard part.complete else { throw APIError.badRequest("the upload ended early") }
+        } catch {
+            await stager.discard()
+            throw error as! APIError
+        }
+        return try await stager.finish(originalName: part.fileName)
+    }
+
+    /// Thumbnail made first (it proves the image decodes and gives its size), then the original
+    /// is stored (bytes, then document), then the thumbnail: the import's order.
+    private func store(_ staged: StagedBody) async throws(APIError) -> ObjectId {
+        let spec = configuration.thumbnailSpec
+        var thumbnail: Thumbnail?
+        if staged.type.thumbnailable {
+            let path = staged.path
+            thumbnail = try? await imaging.runIfActive { try Self.makeThumbnail(path: path, spec: spec) }
+        }
+        var info = FileInfo(contentType: staged.type.contentType, role: .original,
+                            width: thumbnail?.source.orientedWidth, height: thumbnail?.source.orientedHeight,
+                            originalName: staged.originalName, sha256: staged.sha256)
+        if info.originalName?.isEmpty == true { info.originalName = nil }
+        let put = try await store.putStaged(path: staged.path, length: staged.length, info: info)
+        if let thumbnail {
+            let canonical = spec.canonical
+            let needed = put.reused ? !(try await store.hasThumbnail(of: put.file.id, spec: canonical)) : true
+            if needed {
+                _ = try await store.storeThumbnail(thumbnail, of: put.file.id, spec: canonical)
+            }
+        }
+        return put.file.id
+    }
+
+    /// Decodes straight from the page cache (mmap): the upload is never copied into memory whole.
+    static func makeThumbnail(path: String, spec: ThumbnailSpec) throws -> Thumbnail {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw APIError.internalError("cannot reopen the staged upload") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_size > 0 else { throw APIError.internalError("empty upload") }
+        let size = Int(st.st_size)
+        guard let map = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), map != MAP_FAILED else {
+            throw APIError.internalError("cannot map the staged upload")
+        }
+        defer { munmap(map, size) }
+        return try Thumbnailer.make(from: UnsafeRawBufferPointer(start: map, count: size), spec: spec)
+    }
+
+    // MARK: Download
+
+    func download(_ request: Request, id text: String, thumbnail: Bool, head: Bool, channel: (any Channel)? = nil) async throws(APIError) -> Response {
+        guard let id = ObjectId(hex: text) else { throw .invalidId }
+        guard var file = try await store.file(id) else { throw .fileNotFound }
+        if thumbnail {
+            guard let thumb = try await store.thumbnail(of: file.id) else { throw .notFound("no thumbnail for this file") }
+            file = thumb
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = file.contentType
+        headers[.acceptRanges] = "bytes"
+        let etag = file.sha256.isEmpty ? nil : "\"\(file.sha256)\""
+        if let etag { headers[.eTag] = etag }
+        let modified = file.createdAt.millisecondsSinceEpoch / 1000
+        if file.createdAt.millisecondsSinceEpoch > 0 { headers[.lastModified] = HTTPDate.format(secondsSince1970: modified) }
+        headers[.cacheControl] = "public, max-age=0"
+
+        if let inm = request.headers[.ifNoneMatch] {
+            if let etag, Self.matches(inm, etag) { return Self.notModified(headers) }
+        } else if let ims = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), file.createdAt.millisecondsSinceEpoch > 0,
+                  modified <= ims {
+            return Self.notModified(headers)
+        }
+
+        if let path = store.diskPath(of: file) {
+            let pool = store.pool
+            let opened: (size: Int, whole: ByteBuffer?)
+            do {
+                opened = try await pool.runIfActive { try Self.statAndReadSmall(path: path, wantBytes: !head) }
+            } catch {
+                throw (error as? APIError) ?? .internalError("the server is shutting down")
+            }
+            let size = opened.size
+            // Not the document's length (a truncated copy, bytes replaced by hand): damaged, never
+            // served as if whole. The backend's own documents have no length and are not checked.
+            if let damage = file.damage(storedSize: size) { throw .store(damage) }
+            let range = try Self.range(request, etag: etag, size: size, headers: &headers)
+            let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
+            let span = range ?? (size > 0 ? 0...(size - 1) : nil)
+            headers[.contentLength] = String(span?.count ?? 0)
+            if head || span == nil {
+                return Response(status: status, headers: headers, body: ResponseBody())
+            }
+            if let whole = opened.whole, let slice = whole.getSlice(at: span!.lowerBound, length: span!.count) {
+                return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: slice))
+            }
+            return Response(status: status, headers: headers, body: Self.fileBody(path: path, span: span!, pool: pool, channel: channel))
+        }
+        guard let bytes = try await store.bytes(of: file) else { throw .fileNotFound }
+        let range = try Self.range(request, etag: etag, size: bytes.count, headers: &headers)
+        let slice = range.map { Array(bytes[$0]) } ?? bytes
+        headers[.contentLength] = String(slice.count)
+        let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
+        return Response(status: status, headers: headers, body: head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: slice)))
+    }
+
+    /// The byte range to send (nil: all of it), honouring If-Range; throws 416.
+    static func range(_ request: Request, etag: String?, size: Int, headers: inout HTTPFields) throws(APIError) -> ClosedRange<Int>? {
+        guard request.method == .get || request.method == .head, let header = request.headers[.range] else { return nil }
+        if let ifRange = request.headers[.ifRange] {
+            guard let etag, ifRange.trimmingCharacters(in: .whitespaces) == etag else { return nil }
+        }
+        switch RangeRequest(header: header, length: size) {
+        case .full: return nil
+        case .unsatisfiable: throw .rangeNotSatisfiable(length: size)
+        case .partial(let r):
+            headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(size)"
+            return r
+        }
+    }
+
+    /// If-None-Match: `*` or a list of entity tags, compared weakly (RFC 9110 §13.1.2).
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        let tags = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return tags.contains { $0 == "*" || $0 == etag || $0 == "W/" + etag }
+    }
+
+    static func notModified(_ headers: HTTPFields) -> Response {
+        var h = headers
+        h[.contentType] = nil
+        h[.contentLength] = nil
+        return Response(status: .notModified, headers: h, body: ResponseBody())
+    }
+
+    /// Files up to this size (thumbnails, most photos from phones are larger) are read whole in
+    /// the same thread-pool hop as the stat: one hop per request instead of three, which is most
+    /// of a small download's cost.
+    static let smallFileBytes = 256 * 1024
+
+    static func statAndReadSmall(path: String, wantBytes: Bool) throws -> (size: Int, whole: ByteBuffer?) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw APIError.fileNotFound }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw APIError.fileNotFound }
+        let size = Int(st.st_size)
+        guard wantBytes, size <= smallFileBytes else { return (size, nil) }
+        var buffer = ByteBufferAllocator().buffer(capacity: max(size, 1))
+        let got = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: max(size, 1)) { raw in
+            var got = 0
+            while got < size {
+                let r = pread(fd, raw.baseAddress! + got, size - got, off_t(got))
+                if r < 0 && errno == EINTR { continue }
+                if r <= 0 { break }
+                got += r
+            }
+            return got
+        }
+        return got == size ? (size, buffer) : (size, nil)
+    }
+
+    /// Streams `span` of the file in 256 kB reads on the thread pool: one buffer per read, handed
+    /// to NIO, so memory per download stays at a few buffers whatever the file size.
+    ///
+    /// Pacing: the response writer suspends only when the channel reports itself unwritable, and
+    /// the channel learns of the data only when its event loop gets to it. Reads on the pool
+    /// outrun two busy event loops, so without pacing each connection queued its whole file in
+    /// memory (~5 MB a client, 330 MB for 64). Before each read the loop therefore runs one empty
+    /// task on the connection's event loop (everything written before it has then reached the
+    /// channel) and waits while the channel is over its write watermark.
+    static func fileBody(path: String, span: ClosedRange<Int>, pool: NIOThreadPool, channel: (any Channel)?) -> ResponseBody {
+        ResponseBody(contentLength: span.count) { writer in
+            let fd = try await pool.runIfActive { open(path, O_RDONLY | O_CLOEXEC) }
+            guard fd >= 0 else { throw APIError.fileNotFound }
+            defer { close(fd) }
+            var offset = span.lowerBound
+            let end = span.upperBound + 1
+            let allocator = ByteBufferAllocator()
+            while offset < end {
+                if let channel, offset > span.lowerBound {
+                    try await channel.eventLoop.submit {}.get()
+                    var waited = 0
+                    while !channel.isWritable && channel.isActive {
+                        // Short sleeps first: a loopback client drains 256 kB in well under 1 ms.
+                        try await Task.sleep(nanoseconds: waited < 20 ? 100_000 : 1_000_000)
+                        waited += 1
+                    }
+                }
+                let want = min(256 * 1024, end - offset)
+                let at = offset
+                let buffer = try await pool.runIfActive { () throws -> ByteBuffer in
+                    var buffer = allocator.buffer(capacity: want)
+                    let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
+                        var got = 0
+                        while got < want {
+                            let r = pread(fd, raw.baseAddress! + got, want - got, off_t(at + got))
+                            if r < 0 && errno == EINTR { continue }
+                            if r <= 0 { break }
+                            got += r
+                        }
+                        return got
+                    }
+                    guard n == want else { throw APIError.internalError("the file shrank while it was read") }
+                    return buffer
+                }
+                try await writer.write(buffer)
+                offset += want
+            }
+            try await writer.finish(nil)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Hummingbird
+import HummingbirdCore
+import HTTPTypes
+import NIOCore
+
+/// Small builders for the responses the routes send.
+enum Reply {
+    static func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        bytesResponse(status, contentType: "application/json; charset=utf-8", bytes)
+    }
+
+    static func html(_ bytes: [UInt8]) -> Response {
+        bytesResponse(.ok, contentType: "text/html; charset=utf-8", bytes)
+    }
+
+    static func bytesResponse(_ status: HTTPResponse.Status, contentType: String?, _ bytes: [UInt8]) -> Response {
+        var headers = HTTPFields()
+        if let contentType { headers[.contentType] = contentType }
+        headers[.contentLength] = String(bytes.count)
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The reference's answer for a document that is not there: 200 with an empty body (Express
+    /// sends `null` as nothing).
+    static func emptyOK() -> Response {
+        var headers = HTTPFields()
+        headers[.contentLength] = "0"
+        return Response(status: .ok, headers: headers, body: ResponseBody())
+    }
+
+    static func error(_ error: APIError) -> Response {
+        let body = error.body
+        var response = bytesResponse(error.status, contentType: body.contentType, body.bytes)
+        if case .rangeNotSatisfiable(let length) = error { response.headers[.contentRange] = "bytes */\(length)" }
+        if case .unauthorized = error { response.headers[.wwwAuthenticate] = "Bearer" }
+        return response
+    }
+}
+
+extension Request {
+    /// Reads a body of at most `limit` bytes (JSON documents; uploads stream instead).
+    func collectBody(limit: Int) async throws(APIError) -> ByteBuffer {
+        if let declared = headers[.contentLength].flatMap(Int.init), declared > limit { throw .payloadTooLarge(limit: limit) }
+        var collected = ByteBuffer()
+        do {
+            for try await var chunk in body {
+                guard collected.readableBytes + chunk.readableBytes <= limit else { throw APIError.payloadTooLarge(limit: limit) }
+                collected.writeBuffer(&chunk)
+            }
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw .badRequest("the request body ended early")
+        }
+        return collected
+    }
+
+    /// The value of query parameter `name`, percent-decoded.
+    func queryValue(_ name: String) -> String? {
+        uri.queryParameters[Substring(name)].map(String.init)
+    }
+}
+
+/// Path parameters arrive percent-encoded.
+func pathParameter(_ context: some RequestContext, _ name: String) -> String {
+    let raw = context.parameters.get(name) ?? ""
+    return raw.removingPercentEncoding ?? raw
+}
+
+import Foundation

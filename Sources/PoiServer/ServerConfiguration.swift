@@ -1,0 +1,34 @@
+import PoiImaging
+
+/// Everything `poi serve` was told on its command line. A value: the server keeps no other state
+/// between requests (any number of processes can share one database and GridFS).
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 3000
+    /// Upload limit in bytes, enforced while the body streams (the reference's own 100 MB).
+    public var maxUpload = 100 * 1024 * 1024
+    /// Cap on the documents one `GET /:collection` answers with.
+    public var maxResults = 1000
+    /// `maxTimeMS` on every query.
+    public var queryTimeoutMS = 10_000
+    /// When set, every write needs `Authorization: Bearer <token>`; reads stay open.
+    public var writeToken: String?
+    /// `Access-Control-Allow-Origin` value; no CORS headers at all when nil.
+    public var corsOrigin: String?
+    /// Access log as JSON lines instead of text.
+    public var jsonLog = false
+    /// JSON bodies (`POST`/`PUT /:collection`) larger than this are refused with 413: MongoDB's
+    /// own document limit, so nothing the database would refuse is parsed.
+    public var maxJSONBody = 16 * 1024 * 1024
+    /// The import's thumbnail recipe, so uploads and imports make the same thumbnails.
+    public var thumbnailSpec = ThumbnailSpec.default
+    /// Threads for blocking database and disk calls: one per pooled client, so no thread ever
+    /// waits for a client another thread of the same pool holds.
+    public var databaseThreads = 16
+    /// Where uploads bound for GridFS are staged while they stream in.
+    public var stagingDirectory = "/tmp"
+    /// How long SIGTERM waits for in-flight requests before giving up on them.
+    public var shutdownGraceSeconds = 30
+
+    public init() {}
+}

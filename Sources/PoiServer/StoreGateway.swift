@@ -1,0 +1,191 @@
+import NIOPosix
+import PoiImaging
+import PoiJobs
+import PoiStore
+import Synchronization
+
+/// Every call from PoiServer into PoiStore, each run on the database thread pool: libmongoc and
+/// file I/O block, and an event-loop thread must never wait on them. One pooled client per
+/// operation (PoiStore pops and pushes it inside each call).
+///
+/// Kept in this one file so that changes to PoiStore's API touch PoiServer in one place.
+final class StoreGateway: Sendable {
+    let database: MongoDatabase
+    let files: any FileStore
+    let pool: NIOThreadPool
+    let queryTimeoutMS: Int
+    let stagingFallback: String
+    /// `files` documents never change after insert, so `GET /files/:id` skips the database for
+    /// ids it has seen. `PUT`/`DELETE /files/:id` through this process evict; through another
+    /// process they are seen here once the entry ages out (10,000 entries, oldest first).
+    private let fileCache = FileDocumentCache(capacity: 10_000)
+
+    init(database: MongoDatabase, files: any FileStore, pool: NIOThreadPool, queryTimeoutMS: Int, stagingFallback: String) {
+        self.database = database
+        self.files = files
+        self.pool = pool
+        self.queryTimeoutMS = queryTimeoutMS
+        self.stagingFallback = stagingFallback
+    }
+
+    private func run<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(APIError) -> T {
+        do {
+            return try await pool.runIfActive { () throws -> T in try body() }
+        } catch let error as StoreError {
+            throw .store(error)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw .internalError("the server is shutting down")
+        }
+    }
+
+    // MARK: Documents
+
+    func find(collection: String, filter: BSONDocument, options: FindOptions) async throws(APIError) -> [BSONDocument] {
+        var timed = options
+        timed.maxTimeMS = queryTimeoutMS
+        let options = timed
+        let db = database
+        return try await run { () throws(StoreError) in
+            let cursor = try db.collection(collection).find(filter, options: options)
+            defer { cursor.close() }
+            return try cursor.collect()
+        }
+    }
+
+    func findOne(collection: String, id: ObjectId) async throws(APIError) -> BSONDocument? {
+        let db = database
+        let timeout = queryTimeoutMS
+        return try await run { () throws(StoreError) in
+            let cursor = try db.collection(collection).find(["_id": .objectId(id)], options: FindOptions(limit: 1, maxTimeMS: timeout))
+            defer { cursor.close() }
+            return try cursor.next()
+        }
+    }
+
+    func insert(collection: String, document: BSONDocument) async throws(APIError) {
+        let db = database
+        try await run { () throws(StoreError) in try db.collection(collection).insertOne(document) }
+    }
+
+    func replace(collection: String, id: ObjectId, document: BSONDocument) async throws(APIError) {
+        let db = database
+        // The reference lets clients replace `files` documents too; this process's copy must go.
+        if collection == StoreLayout.files { fileCache.remove(id) }
+        _ = try await run { () throws(StoreError) in
+            try db.collection(collection).replaceOne(filter: ["_id": .objectId(id)], replacement: document, upsert: true)
+        }
+    }
+
+    func delete(collection: String, id: ObjectId) async throws(APIError) -> Bool {
+        let db = database
+        if collection == StoreLayout.files { fileCache.remove(id) }
+        return try await run { () throws(StoreError) in try db.collection(collection).deleteOne(["_id": .objectId(id)]) }
+    }
+
+    func ping() async throws(APIError) {
+        let db = database
+        try await run { () throws(StoreError) in try db.connection.ping() }
+    }
+
+    // MARK: Files
+
+    func file(_ id: ObjectId) async throws(APIError) -> StoredFile? {
+        if let cached = fileCache.get(id) { return cached }
+        let store = files
+        let found = try await run { () throws(StoreError) in try store.file(id) }
+        if let found { fileCache.put(found) }
+        return found
+    }
+
+    /// The newest thumbnail recorded for `original`.
+    func thumbnail(of original: ObjectId) async throws(APIError) -> StoredFile? {
+        let store = files
+        return try await run { () throws(StoreError) in try store.thumbnails(of: original).last }
+    }
+
+    /// The path of a disk-stored file, nil for GridFS.
+    func diskPath(of file: StoredFile) -> String? {
+        (files as? DiskUploads).map { $0.directory + "/" + file.fileName }
+    }
+
+    /// A GridFS file's bytes (GridFS has no file to read ranges from); nil when they are gone.
+    /// Damaged bytes (another length than the document's, chunks missing) are an error, as
+    /// everywhere in PoiStore: they are never served as if whole.
+    func bytes(of file: StoredFile) async throws(APIError) -> [UInt8]? {
+        let store = files
+        do {
+            return try await run { () throws(StoreError) in try store.bytes(of: file) }
+        } catch {
+            if case .store(.bytesMissing) = error { return nil }
+            throw error
+        }
+    }
+
+    var stagingDirectory: String { files.stagingDirectory(fallback: stagingFallback) }
+
+    func stagedFileName() -> String { DiskUploads.stagedFileName() }
+
+    func putStaged(path: String, length: Int, info: FileInfo) async throws(APIError) -> PutResult {
+        let store = files
+        let result = try await run { () throws(StoreError) in try store.putStaged(path: path, length: length, info: info) }
+        fileCache.put(result.file)
+        return result
+    }
+
+    func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) async throws(APIError) -> ObjectId {
+        let repository = FilesRepository(store: files)
+        do {
+            return try await pool.runIfActive { try repository.storeThumbnail(thumbnail, of: original, spec: spec) }
+        } catch let error as StoreError {
+            throw .store(error)
+        } catch {
+            throw .internalError("storing the thumbnail failed: \(error)")
+        }
+    }
+
+    func hasThumbnail(of original: ObjectId, spec: String) async throws(APIError) -> Bool {
+        let store = files
+        return try await run { () throws(StoreError) in try store.thumbnails(of: original).contains { $0.spec == spec } }
+    }
+
+    /// Whether the uploads folder takes a write (healthz); GridFS is checked by the ping.
+    func uploadsProblem() async -> String? {
+        guard let disk = files as? DiskUploads else { return nil }
+        let directory = disk.directory
+        return try? await pool.runIfActive { UploadsProbe.run(directory: directory).problem } ?? nil
+    }
+}
+
+/// A bounded map of `files` documents by id (evicts the oldest insert when full).
+final class FileDocumentCache: Sendable {
+    private struct State {
+        var entries: [ObjectId: StoredFile] = [:]
+        var order: [ObjectId] = []
+        var head = 0
+    }
+    private let state = Mutex(State())
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func get(_ id: ObjectId) -> StoredFile? { state.withLock { $0.entries[id] } }
+
+    func put(_ file: StoredFile) {
+        state.withLock { s in
+            guard s.entries.updateValue(file, forKey: file.id) == nil else { return }
+            s.order.append(file.id)
+            if s.entries.count > capacity {
+                while s.head < s.order.count {
+                    let victim = s.order[s.head]
+                    s.head += 1
+                    if s.entries.removeValue(forKey: victim) != nil { break }
+                }
+                if s.head > capacity { s.order.removeFirst(s.head); s.head = 0 }
+            }
+        }
+    }
+
+    func remove(_ id: ObjectId) { _ = state.withLock { $0.entries.removeValue(forKey: id) } }
+}

@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import PoiServer
+import PoiStore
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the TourMyTown backend's REST API over the same database and uploads.",
+        discussion: """
+        A drop-in for the tutorial's Node.js/Express server: the same routes and JSON (GET /, \
+        GET|POST /:collection, GET|PUT|DELETE /:collection/:id, POST /files, GET /files/:id), \
+        plus GET /files/:id/thumbnail and GET /healthz. Queries that would run JavaScript on the \
+        database are refused; uploads must be JPEG, PNG, GIF or WebP whose bytes match their \
+        Content-Type, within --max-upload; downloads have ETag, Last-Modified and Range.
+
+        It keeps no state: any number of processes on any number of machines can serve one \
+        database (use --gridfs so they all see the same files). SIGTERM or SIGINT lets requests \
+        in flight finish, then exits 0. One access-log line per request goes to stderr.
+
+        Exit status: 0 stopped by a signal, 2 bad arguments, 3 cannot listen or reach the database.
+
+        Examples:
+          poi serve
+          poi serve --uploads /srv/app/uploads --port 8080
+          poi serve --host 0.0.0.0 --gridfs --write-token "$TOKEN" --cors https://app.example.com
+          POI_WRITE_TOKEN=secret poi serve --max-upload 20000000 --json-log
+        """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var storage: StorageOptions
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0: any free port, printed at start).")
+    var port = 3000
+
+    @Option(help: ArgumentHelp("Largest upload in bytes (the reference server's 100 MB by default).", valueName: "bytes"))
+    var maxUpload = 100 * 1024 * 1024
+
+    @Option(help: ArgumentHelp("Most documents one GET /:collection returns.", valueName: "n"))
+    var maxResults = 1000
+
+    @Option(help: ArgumentHelp("Server-side time limit of each query (maxTimeMS).", valueName: "seconds"))
+    var queryTimeout: Double = 10
+
+    @Option(help: ArgumentHelp("Require Authorization: Bearer TOKEN for writes (default: $POI_WRITE_TOKEN).", valueName: "token"))
+    var writeToken: String?
+
+    @Option(help: ArgumentHelp("Allow this origin to call the API from a browser (CORS); none by default.", valueName: "origin"))
+    var cors: String?
+
+    @Flag(help: "Write the access log as JSON lines.")
+    var jsonLog = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
+        guard maxUpload > 0 else { throw ValidationError("--max-upload must be more than 0 bytes") }
+        guard maxResults > 0 else { throw ValidationError("--max-results must be at least 1") }
+        guard queryTimeout > 0, queryTimeout <= 3600 else {
+            throw ValidationError("--query-timeout must be more than 0 and at most 3600 seconds, got \(queryTimeout)")
+        }
+        if let cors, cors.isEmpty || cors.contains(where: { $0.isNewline || $0 == "\0" }) {
+            throw ValidationError("--cors needs an origin such as https://app.example.com")
+        }
+    }
+
+    func run() async throws {
+        let connection = try database.connect()
+        let dbName = database.databaseName(for: connection)
+        let db = MongoDatabase(connection: connection, name: dbName)
+        let files = try storage.fileStore(database: db)
+
+        var config = ServerConfiguration()
+        config.host = host
+        config.port = port
+        config.maxUpload = maxUpload
+        config.maxResults = maxResults
+        config.queryTimeoutMS = Int(queryTimeout * 1000)
+        let envToken = ProcessInfo.processInfo.environment["POI_WRITE_TOKEN"]
+        config.writeToken = writeToken ?? (envToken?.isEmpty == false ? envToken : nil)
+        config.corsOrigin = cors
+        config.jsonLog = jsonLog
+        config.stagingDirectory = NSTemporaryDirectory()
+
+        let server = PoiServer(configuration: config, database: db, files: files)
+        let where_ = storage.gridfs ? "GridFS" : "uploads \(storage.uploads)"
+        let host = self.host
+        let writes = config.writeToken == nil ? "open" : "need a bearer token"
+        do {
+            try await server.run { port in
+                // The URI is printed redacted: never its password.
+                Console.writeError("poi serve: listening on http://\(host):\(port) (database \(dbName) at "
+                    + "\(connection.redactedURI), \(where_), writes \(writes))\n")
+            }
+        } catch {
+            printError("serve: \(error)")
+            throw ExitStatus.failure
+        }
+        Console.writeError("poi serve: stopped\n")
+    }
+}

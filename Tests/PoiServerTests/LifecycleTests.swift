@@ -1,0 +1,66 @@
+import Foundation
+import PoiStore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Shutdown and secrets.
+@Suite("poi serve lifecycle", .serialized, .liveServer)
+struct LifecycleTests {
+    /// SIGTERM while an upload is half sent: the upload still completes (201), then the process
+    /// exits 0.
+    @Test func sigtermFinishesInFlightRequests() throws {
+        let s = try ServeHarness("sigterm")
+        let png = try ServeHarness.sample("brick.png")
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(s.port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        func sendAll(_ bytes: [UInt8]) {
+            var sent = 0
+            while sent < bytes.count {
+                let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { return }
+                sent += n
+            }
+        }
+        let head = Array("POST /files HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: \(png.count)\r\nConnection: close\r\n\r\n".utf8)
+        sendAll(head + Array(png[0..<(png.count / 2)]))
+        usleep(300_000)
+        kill(s.process.processIdentifier, SIGTERM)
+        usleep(300_000)
+        #expect(s.process.isRunning)
+        sendAll(Array(png[(png.count / 2)...]))
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var reply = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fd, &reply, reply.count, 0)
+        let text = n > 0 ? String(decoding: reply[0..<n], as: UTF8.self) : ""
+        #expect(text.hasPrefix("HTTP/1.1 201"), "\(text)")
+        #expect(s.stop() == 0)
+        #expect(try s.count("files", ["role": "original"]) == 1)
+        #expect(s.log.contains("poi serve: stopped"))
+    }
+
+    /// The URI's password appears nowhere: not in the start line, the log, or an error body.
+    @Test func passwordNeverPrinted() throws {
+        let uri = try #require(Live.uri)
+        guard let schemeEnd = uri.range(of: "mongodb://") else { return }
+        let withPassword = uri.replacingCharacters(in: schemeEnd, with: "mongodb://poikit:hunter2secret@") 
+        let s = try ServeHarness("password", extraArguments: ["--uri", withPassword, "--server-timeout", "2"])
+        let r = try s.get("/locations")
+        #expect(r.status >= 400)
+        #expect(!r.text.contains("hunter2secret"))
+        #expect(s.stop() == 0)
+        #expect(!s.log.contains("hunter2secret"))
+        #expect(s.log.contains("poikit:****@") || s.log.contains("****"))
+    }
+}

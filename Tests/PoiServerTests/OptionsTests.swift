@@ -1,0 +1,53 @@
+import Foundation
+import PoiStore
+import Testing
+
+/// `--cors`, `--json-log`, `--gridfs`.
+@Suite("poi serve options", .serialized, .liveServer)
+struct OptionsTests {
+    @Test func corsOnlyWhenAsked() throws {
+        let plain = try ServeHarness("nocors")
+        let r = try plain.get("/locations", headers: ["Origin": "https://app.example.com"])
+        #expect(r.header("access-control-allow-origin") == nil)
+
+        let s = try ServeHarness("cors", extraArguments: ["--cors", "https://app.example.com"])
+        let got = try s.get("/locations", headers: ["Origin": "https://app.example.com"])
+        #expect(got.header("access-control-allow-origin") == "https://app.example.com")
+        let preflight = try s.request("OPTIONS", "/locations", headers: ["Origin": "https://app.example.com",
+                                                                         "Access-Control-Request-Method": "POST"])
+        #expect(preflight.status == 204 || preflight.status == 200)
+        #expect(preflight.header("access-control-allow-methods")?.contains("POST") == true)
+    }
+
+    @Test func jsonAccessLog() throws {
+        let s = try ServeHarness("jsonlog", extraArguments: ["--json-log"])
+        _ = try s.get("/locations?query=\(urlEncoded(#"{"name":"private"}"#))&limit=5")
+        #expect(s.stop() == 0)
+        let line = try #require(s.log.split(separator: "\n").first { $0.hasPrefix("{") })
+        let entry = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(entry["method"] as? String == "GET")
+        #expect(entry["path"] as? String == "/locations?query&limit")
+        #expect(entry["status"] as? Int == 200)
+        #expect(entry["bytes"] as? Int == 2)
+        #expect(entry["ms"] is Double || entry["ms"] is Int)
+        #expect(!s.log.contains("private"))
+    }
+
+    @Test func gridFSStore() throws {
+        let s = try ServeHarness("gridfs", extraArguments: ["--gridfs"])
+        if case .unsupported(let reason) = s.database.connection.probeGridFS(database: s.databaseName) {
+            try Test.cancel("the server lacks GridFS: \(reason)")
+        }
+        let jpeg = try ServeHarness.sample("rocket.jpg")
+        let up = try s.request("POST", "/files", headers: ["Content-Type": "image/jpeg"], body: jpeg)
+        #expect(up.status == 201)
+        let id = try #require((up.json as? [String: Any])?["_id"] as? String)
+        #expect(try s.get("/files/\(id)").body == jpeg)
+        let part = try s.get("/files/\(id)", headers: ["Range": "bytes=-100"])
+        #expect(part.status == 206)
+        #expect(part.body == Array(jpeg.suffix(100)))
+        #expect(try s.get("/files/\(id)/thumbnail").status == 200)
+        #expect(s.uploadedNames == [])
+        #expect(try s.count("fs.files") == 2)
+    }
+}

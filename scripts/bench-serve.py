@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""`make bench-serve` (issue 14): `poi serve` beside the tutorial's Express server and nginx
+(sendfile on, the machine's limit for static bytes) on loopback, same database, same files.
+
+(a) GET /files/:id of the largest photo   (b) GET /files/:id of a thumbnail (~9 kB)
+(c) GET /locations?query=<box> over 10k places   (d) POST /files of a 5 MB JPEG (+ thumbnail)
+and poi serve's peak RSS while 64 clients download the largest photo.
+
+wrk -t2 -c16, bounded runs (DURATION= seconds, default 5). Needs wrk and nginx-light (Debian);
+the reference needs nodejs node-express node-mongodb; a missing peer is reported and skipped.
+Runs under `scripts/db.sh with` (MONGODB_URI). Corpus and uploads live in .bench/serve/.
+"""
+import json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from bench_results import emit  # noqa: E402
+
+POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
+URI = os.environ["MONGODB_URI"]
+DB = "poikit_bench_serve"
+WORK = os.path.join(ROOT, ".bench/serve")
+UPLOADS = os.path.join(WORK, "uploads")
+DURATION = int(os.environ.get("DURATION", "5"))
+REFERENCE = os.environ.get("TMT_REFERENCE") or next(
+    (p for p in [os.path.join(ROOT, "../shared/reference/tmt-server/index.js"),
+                 os.path.join(ROOT, "../../shared/reference/tmt-server/index.js")] if os.path.exists(p)), None)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_http(url, proc, seconds=20):
+    import urllib.request
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{url}: the server exited with {proc.returncode}")
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except Exception:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer")
+
+
+def make_corpus():
+    """A 5 MB JPEG photo-like image (noise keeps it big), its thumbnail, and 10k places."""
+    from PIL import Image
+    import pymongo
+    os.makedirs(WORK, exist_ok=True)
+    shutil.rmtree(UPLOADS, ignore_errors=True)
+    os.makedirs(UPLOADS)
+    photo = os.path.join(WORK, "photo.jpg")
+    if not os.path.exists(photo):
+        rnd = random.Random(14)
+        w, h = 2600, 1950
+        img = Image.effect_noise((w, h), 64).convert("RGB")
+        img = Image.merge("RGB", [img.getchannel(0), img.getchannel(0).rotate(90, expand=False), img.getchannel(0).transpose(Image.FLIP_LEFT_RIGHT)])
+        img.save(photo, quality=95)
+    client = pymongo.MongoClient(URI)
+    client.drop_database(DB)
+    db = client[DB]
+    rnd = random.Random(7)
+    db.locations.insert_many([{"name": f"Place {i}", "placename": f"Street {i}",
+                               "location": {"type": "Point", "coordinates": [rnd.uniform(-10, 30), rnd.uniform(35, 60)]},
+                               "categories": [rnd.choice(["museum", "park", "cafe", "church"])], "details": "x" * 80}
+                              for i in range(10_000)])
+    db.locations.create_index([("location", "2dsphere")])
+    return photo, os.path.getsize(photo)
+
+
+def wrk(url, connections=16, script=None, duration=DURATION):
+    cmd = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "10s"]
+    if script:
+        cmd += ["-s", script]
+    out = subprocess.run(cmd + [url], capture_output=True, text=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+
+    def latency(pct):
+        m = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        if not m:
+            return None
+        v, unit = float(m.group(1)), m.group(2)
+        return v / 1000 if unit == "us" else v * 1000 if unit == "s" else v
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": rps, "p50": latency(50), "p99": latency(99), "non2xx": int(errors.group(1)) if errors else 0}
+
+
+def main():
+    for tool in ["wrk"]:
+        if not shutil.which(tool):
+            print(f"bench-serve: SKIPPED: {tool} is not installed (apt-get install wrk nginx-light)")
+            return 0
+    photo, photo_size = make_corpus()
+    scratch = tempfile.mkdtemp(prefix="bench-serve-")
+    procs = {}
+    try:
+        port = free_port()
+        log = open(os.path.join(scratch, "poi.log"), "w")
+        procs["poi serve"] = subprocess.Popen([POI, "serve", "--uri", URI, "--db", DB, "--uploads", UPLOADS, "--port", str(port)],
+                                              stdout=subprocess.DEVNULL, stderr=log)
+        servers = {"poi serve": f"http://127.0.0.1:{port}"}
+        wait_http(servers["poi serve"] + "/", procs["poi serve"])
+        # Upload the photo through poi serve (it makes the thumbnail): the same files for everyone.
+        out = subprocess.run(["curl", "-s", "-H", "Content-Type: image/jpeg", "--data-binary", "@" + photo,
+                              servers["poi serve"] + "/files"], capture_output=True, text=True).stdout
+        photo_id = json.loads(out)["_id"]
+        import pymongo
+        db = pymongo.MongoClient(URI)[DB]
+        thumb = db.files.find_one({"thumbnailOf": __import__("bson").ObjectId(photo_id)})
+        thumb_id = str(thumb["_id"])
+
+        node = shutil.which("node") or shutil.which("nodejs")
+        if node and REFERENCE and os.path.exists("/usr/share/nodejs/express") and os.path.exists("/usr/share/nodejs/mongodb"):
+            rport = free_port()
+            env = dict(os.environ, NODE_PATH="/usr/share/nodejs", MONGO_URL=URI, DB=DB, PORT=str(rport), UPLOADS=UPLOADS)
+            procs["reference"] = subprocess.Popen([node, REFERENCE], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            servers["reference"] = f"http://127.0.0.1:{rport}"
+            wait_http(servers["reference"] + "/", procs["reference"])
+        else:
+            print("bench-serve: reference SKIPPED: needs node, node-express, node-mongodb and ../shared/reference/tmt-server")
+        nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+        if nginx:
+            nport = free_port()
+            conf = os.path.join(scratch, "nginx.conf")
+            with open(conf, "w") as f:
+                f.write(f"""daemon off; worker_processes 2; pid {scratch}/nginx.pid; error_log {scratch}/nginx-error.log;
+events {{ worker_connections 1024; }}
+http {{ access_log off; sendfile on; tcp_nopush on; types {{ image/jpeg jpeg; image/png png; }}
+  client_body_temp_path {scratch}/body; proxy_temp_path {scratch}/proxy; fastcgi_temp_path {scratch}/fcgi;
+  uwsgi_temp_path {scratch}/uwsgi; scgi_temp_path {scratch}/scgi;
+  server {{ listen 127.0.0.1:{nport}; location /files/ {{ alias {UPLOADS}/; }} location / {{ return 200; }} }} }}
+""")
+            procs["nginx"] = subprocess.Popen([nginx, "-c", conf, "-p", scratch], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            servers["nginx"] = f"http://127.0.0.1:{nport}"
+            wait_http(servers["nginx"] + "/", procs["nginx"])
+        else:
+            print("bench-serve: nginx SKIPPED: apt-get install nginx-light")
+
+        photo_doc = db.files.find_one({"_id": __import__("bson").ObjectId(photo_id)})
+        box = json.dumps({"location": {"$geoWithin": {"$box": [[0, 45], [5, 50]]}}}, separators=(",", ":"))
+        from urllib.parse import quote
+        results = {}
+        cases = [
+            ("a", f"GET /files/:id, {photo_size / 1e6:.1f} MB photo", {"poi serve": f"/files/{photo_id}", "reference": f"/files/{photo_id}",
+                                                                       "nginx": f"/files/{photo_id}{photo_doc['ext']}"}),
+            ("b", f"GET /files/:id, {thumb['length'] / 1e3:.1f} kB thumbnail", {"poi serve": f"/files/{thumb_id}", "reference": f"/files/{thumb_id}",
+                                                                                "nginx": f"/files/{thumb_id}{thumb['ext']}"}),
+            ("c", "GET /locations?query=<box> over 10k places", {"poi serve": f"/locations?query={quote(box)}", "reference": f"/locations?query={quote(box)}"}),
+        ]
+        print(f"\nbench-serve: wrk -t2 -c16 -d{DURATION}s on loopback, same database and files")
+        print(f"{'case':<44} {'server':<10} {'req/s':>10} {'p50 ms':>9} {'p99 ms':>9}")
+        for key, label, paths in cases:
+            for name, path in paths.items():
+                if name not in servers:
+                    continue
+                # The box query is bound by the database (one query takes ~0.5 s on the embedded
+                # test server, which answers one at a time): few connections, a longer run, and a
+                # pause after it so queued queries do not slow the next case.
+                if key == "c":
+                    r = wrk(servers[name] + path, connections=2, duration=max(DURATION, 10))
+                    time.sleep(3)
+                else:
+                    r = wrk(servers[name] + path)
+                results[(key, name)] = r
+                bad = f"  ({r['non2xx']} non-2xx)" if r["non2xx"] else ""
+                print(f"{label:<44} {name:<10} {r['rps']:>10.0f} {r['p50'] or 0:>9.2f} {r['p99'] or 0:>9.2f}{bad}", flush=True)
+
+        # (d) uploads: every request a different image (a counter after the JPEG's end), so no
+        # server can answer from a dedup; fewer connections and a shorter run (5 MB each).
+        lua = os.path.join(scratch, "post.lua")
+        with open(lua, "w") as f:
+            f.write(f"""local f = io.open("{photo}", "rb"); local body = f:read("*a"); f:close()
+local n = 0
+request = function() n = n + 1
+  return wrk.format("POST", "/files", {{["Content-Type"] = "image/jpeg"}}, body .. "poikit-bench-" .. tostring(n) .. "-" .. tostring(math.random(1e9))) end
+""")
+        for name in ["poi serve", "reference"]:
+            if name in servers:
+                r = wrk(servers[name] + "/files", connections=4, script=lua, duration=max(5, DURATION))
+                results[("d", name)] = r
+                print(f"{'POST /files, 5 MB JPEG (+ thumbnail for poi)':<44} {name:<10} {r['rps']:>10.1f} {r['p50'] or 0:>9.2f} {r['p99'] or 0:>9.2f}", flush=True)
+
+        # Peak RSS under 64 concurrent downloads of the largest photo.
+        r = wrk(servers["poi serve"] + f"/files/{photo_id}", connections=64)
+        with open(f"/proc/{procs['poi serve'].pid}/status") as f:
+            hwm = int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1)) / 1024
+        print(f"poi serve peak RSS with 64 clients downloading the photo: {hwm:.0f} MB (target <= 150), {r['rps']:.0f} req/s")
+
+        for key, what, target in [("a", "serve GET photo (s/req, vs reference)", "<=0.333"),
+                                  ("b", "serve GET thumbnail (s/req, vs reference)", "<=0.1"),
+                                  ("c", "serve box query (s/req, vs reference)", "<=1.0"),
+                                  ("d", "serve POST 5 MB (s/req, vs reference)", None)]:
+            if results.get((key, "poi serve"), {}).get("rps") and results.get((key, "reference"), {}).get("rps"):
+                emit(what, 1 / results[(key, "poi serve")]["rps"], "reference", 1 / results[(key, "reference")]["rps"], target, unit="s/req")
+            if results.get((key, "poi serve"), {}).get("rps") and results.get((key, "nginx"), {}).get("rps"):
+                emit(what.replace("vs reference", "vs nginx"), 1 / results[(key, "poi serve")]["rps"], "nginx sendfile",
+                     1 / results[(key, "nginx")]["rps"], "<=1.333" if key == "a" else None, unit="s/req")
+        emit("serve peak RSS, 64 downloads (MB)", hwm, "target", 150, "<=1.0", unit="MB")
+    finally:
+        for name, p in procs.items():
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        try:
+            import pymongo
+            pymongo.MongoClient(URI).drop_database(DB)
+        except Exception:
+            pass
+        shutil.rmtree(UPLOADS, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
