@@ -21,6 +21,7 @@ struct Poi: AsyncParsableCommand {
           poi thumbnails --size 512x512
           poi thumb photos/*.jpg -o thumbs/
           poi check dump.csv
+          poi serve --uploads /srv/app/uploads
         """,
         version: PoiVersion.string,
         subcommands: [
@@ -29,6 +30,7 @@ struct Poi: AsyncParsableCommand {
             ImportCommand.self, ExportCommand.self, ThumbnailsCommand.self,
             CheckCommand.self, ConvertCommand.self,
             GCCommand.self,
+            ServeCommand.self,
         ]
     )
 }
@@ -42,6 +44,10 @@ enum PoiVersion {
 @main
 enum PoiMain {
     static func main() async {
+        // `poi serve` shuts down gracefully on SIGTERM/SIGINT itself; every other command
+        // removes its temporary files and ends with the signal's status.
+        let serving = CommandLine.arguments.dropFirst().first == ServeCommand.configuration.commandName
+        Console.start(handlingTerminationSignals: !serving)
         let command: any ParsableCommand
         do {
             command = try Poi.parseAsRoot()
@@ -49,6 +55,7 @@ enum PoiMain {
             // --help and --version arrive as errors that exit 0; everything else is a usage error.
             if Poi.exitCode(for: error) == .success { Poi.exit(withError: error) }
             printError(Poi.fullMessage(for: error))
+            JSONFailure.report(nil, exitStatus: ExitStatus.usage.rawValue)
             Poi.exit(withError: ExitStatus.usage)
         }
         do {
@@ -59,14 +66,18 @@ enum PoiMain {
                 try syncCommand.run()
             }
         } catch let code as ExitCode {
+            // An exit status of 1 (rejects) comes after the summary: its JSON is printed.
+            JSONFailure.report(nil, exitStatus: code.rawValue)
             Poi.exit(withError: code)
         } catch {
             if Poi.exitCode(for: error) == .success { Poi.exit(withError: error) }
             if let validation = error as? ValidationError {
                 printError(validation.message)
+                JSONFailure.report(nil, exitStatus: ExitStatus.usage.rawValue)
                 Poi.exit(withError: ExitStatus.usage)
             }
-            printError(String(describing: error))
+            printError(CLIHints.message(for: error))
+            JSONFailure.report(nil, exitStatus: ExitStatus.failure.rawValue)
             Poi.exit(withError: ExitStatus.failure)
         }
     }

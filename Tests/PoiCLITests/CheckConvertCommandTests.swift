@@ -53,9 +53,15 @@ import Testing
         let missing = try PoiProcess.run(["check", dir.appendingPathComponent("nope.csv").path])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("cannot open: No such file or directory"))
-        let badField = try PoiProcess.run(["check", good.path, "--field", "colour=X"])
-        #expect(badField.status == 2)
-        #expect(badField.stderr.contains("unknown field 'colour'"))
+        // Parsed by swift-argument-parser: the message names the option and --help lists the fields.
+        for bad in ["colour=X", "name", "name=", "name=  "] {
+            let badField = try PoiProcess.run(["check", good.path, "--field", bad])
+            #expect(badField.status == 2, "\(bad)")
+            #expect(badField.stderr.contains("The value '\(bad)' is invalid for '--field <field=column>'"), "\(badField.stderr)")
+        }
+        let twice = try PoiProcess.run(["check", good.path, "--field", "name=A", "--field", "name=B"])
+        #expect(twice.status == 2)
+        #expect(twice.stderr.contains("--field name=B: name is already mapped to 'A'"))
     }
 
     @Test func convertWritesValidGeoJSONAtomically() throws {

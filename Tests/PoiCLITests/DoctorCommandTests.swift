@@ -12,10 +12,8 @@ import Testing
         #expect(!r.all.contains("Tr0ub4dor"))
     }
 
-    @Test func reportsTheLiveServerAndItsCapabilities() throws {
-        guard let uri = PoiProcess.liveURI else {
-            print("SKIPPED reportsTheLiveServerAndItsCapabilities: MONGODB_URI is not set"); return
-        }
+    @Test(.liveServer) func reportsTheLiveServerAndItsCapabilities() throws {
+        let uri = try #require(PoiProcess.liveURI)
         let uploads = FileManager.default.temporaryDirectory.appendingPathComponent("poi-doctor-\(getpid())")
         try FileManager.default.createDirectory(at: uploads, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: uploads) }
@@ -35,8 +33,8 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).isEmpty)
     }
 
-    @Test func readOnlyUploadsFolderExits3() throws {
-        guard let uri = PoiProcess.liveURI else { print("SKIPPED readOnlyUploadsFolderExits3: MONGODB_URI is not set"); return }
+    @Test(.liveServer) func readOnlyUploadsFolderExits3() throws {
+        let uri = try #require(PoiProcess.liveURI)
         // A regular file where a parent folder should be: fails even for root, unlike chmod.
         let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("poi-doctor-blocker-\(getpid())")
         try Data("x".utf8).write(to: blocker)

@@ -16,8 +16,8 @@ import Testing
 
     static func list(_ json: [String: Any], _ key: String) -> [String] { json[key] as? [String] ?? [] }
 
-    @Test func nothingToCollectAfterImportAndThumbnails() throws {
-        guard let ws = try Workspace("gcclean") else { print("SKIPPED gc clean: MONGODB_URI is not set"); return }
+    @Test(.liveServer) func nothingToCollectAfterImportAndThumbnails() throws {
+        let ws = try Workspace("gcclean")
         defer { ws.cleanUp() }
         try ExportAndThumbnailsTests.importSamples(ws)
         var r = try gc(ws, [])
@@ -31,8 +31,8 @@ import Testing
         #expect(ws.files(in: "uploads").count == 20)
     }
 
-    @Test func reportsAndDeletesExactlyTheOrphans() throws {
-        guard let ws = try Workspace("gcorphans") else { print("SKIPPED gc orphans: MONGODB_URI is not set"); return }
+    @Test(.liveServer) func reportsAndDeletesExactlyTheOrphans() throws {
+        let ws = try Workspace("gcorphans")
         defer { ws.cleanUp() }
         try ExportAndThumbnailsTests.importSamples(ws)
         let uploads = ws.path("uploads")
@@ -150,6 +150,72 @@ import Testing
         #expect(docs == "0 1")
     }
 
+    /// Issue 13 §6: two databases sharing one uploads folder. To each, the other's files are
+    /// "bytes without a files document". When the other database is on the same server, gc sees
+    /// that it describes them and never deletes them, however few. When it cannot see it (another
+    /// server, no right to list databases), a `--delete` that would remove that many is refused
+    /// (nothing deleted, exit 2, one line saying why) until `--max-delete` allows it.
+    @Test(.liveServer) func deleteRefusesToRemoveAnotherDatabasesFilesInASharedFolder() throws {
+        let ws = try Workspace("gcshared")
+        let other = ws.database + "_other"
+        defer { ws.cleanUp(); _ = try? PoiProcess.python("import pymongo,sys; pymongo.MongoClient(sys.argv[1]).drop_database(sys.argv[2])", [ws.uri, other]) }
+        try ExportAndThumbnailsTests.importSamples(ws)  // 20 files: 10 originals, 10 thumbnails
+        let imported = try PoiProcess.run(["import", "Samples/landmarks.geojson", "--db", other, "--uploads", ws.path("uploads"), "--quiet"],
+                                          environment: ["MONGODB_URI": ws.uri], currentDirectory: ws.root)
+        #expect(imported.status == 1, "\(imported.all)")  // 1: the samples have rejects
+        #expect(ws.files(in: "uploads").count == 40)  // 20 of each database
+
+        // Same server: the other database's files are named as such and kept.
+        let sameServer = try report(ws, ["--delete", "--min-age", "0"])
+        #expect(sameServer.status == 1)
+        #expect(int(sameServer.json, "deleted") == 0)
+        let kept = Self.list(sameServer.json, "kept")
+        #expect(kept.count == 20)
+        #expect(kept.allSatisfy { $0.hasSuffix(": a file of database \(other) (is the uploads folder shared?)") }, "\(kept)")
+        #expect(ws.files(in: "uploads").count == 40)
+
+        // As if the other database were on another server: its `files` are out of sight.
+        _ = try ws.python("""
+        import pymongo, sys
+        pymongo.MongoClient(sys.argv[1])['\(other)'].files.drop()
+        """)
+        let refusal = "poi: refusing to delete 20 of 40 stored files (50 %): more than --max-delete allows "
+            + "(by default 10 % of what is stored, at least 10); is --uploads the folder of this database? "
+            + "Use --max-delete 20 to confirm\n"
+        let refused = try gc(ws, ["--delete", "--min-age", "0", "--json"])
+        #expect(refused.status == 2, "\(refused.all)")
+        #expect(refused.stderr == refusal)
+        let json = try ws.json(refused)
+        #expect(Self.list(json, "bytesWithoutDocument").count == 20)
+        #expect(int(json, "deleted") == 0)
+        #expect(json["refused"] as? [String: Int] == ["wouldDelete": 20, "stored": 40, "allowed": 10, "bytesWithoutDocument": 20])
+        #expect(ws.files(in: "uploads").count == 40)
+
+        // Text output: the findings, then the refusal; an explicit limit below the need is refused too.
+        let text = try gc(ws, ["--delete", "--min-age", "0"])
+        #expect(text.status == 2)
+        #expect(text.stdout.hasPrefix("bytes without a files document: 20\n"))
+        #expect(text.stdout.hasSuffix("20 found; nothing deleted (refused)\n"))
+        #expect(text.stderr == refusal)
+        let tooFew = try gc(ws, ["--delete", "--min-age", "0", "--max-delete", "19"])
+        #expect(tooFew.status == 2)
+        #expect(tooFew.stderr == "poi: refusing to delete 20 of 40 stored files (50 %): more than --max-delete allows (19); "
+            + "is --uploads the folder of this database? Use --max-delete 20 to confirm\n")
+        #expect(ws.files(in: "uploads").count == 40)
+
+        // Confirmed: it proceeds, and takes exactly what it counted.
+        let confirmed = try report(ws, ["--delete", "--min-age", "0", "--max-delete", "20"])
+        #expect(confirmed.status == 0)
+        #expect(int(confirmed.json, "deleted") == 20)
+        #expect(confirmed.json["refused"] == nil)
+        #expect(ws.files(in: "uploads").count == 20)
+        #expect(try gc(ws, []).stdout == "consistent: nothing to collect\n")
+        // `all` lifts the limit; a value that is neither a count nor `all` is a usage error.
+        #expect(try report(ws, ["--delete", "--max-delete", "all"]).status == 0)
+        #expect(try PoiProcess.run(["gc", "--delete", "--max-delete", "lots"]).status == 2)
+        #expect(try PoiProcess.run(["gc", "--delete", "--max-delete", "-1"]).status == 2)
+    }
+
     @Test func unreachableServerAndBadArguments() throws {
         let port = FreePort.find()
         let r = try PoiProcess.run(["gc", "--uri", "mongodb://gcuser:s3cr3t-pw@127.0.0.1:\(port)/x", "--server-timeout", "1",
@@ -162,10 +228,11 @@ import Testing
         #expect(help.status == 0)
         #expect(help.stdout.contains("poi gc --delete --min-age 0"))
         #expect(help.stdout.contains("Exit status: 0 nothing inconsistent"))
+        #expect(help.stdout.contains("--max-delete <count|all>"))
     }
 
-    @Test func gridFSChunksOfAnInterruptedUploadAreFoundAndDeleted() throws {
-        guard let ws = try Workspace("gcchunks") else { print("SKIPPED gc chunks: MONGODB_URI is not set"); return }
+    @Test(.liveServer) func gridFSChunksOfAnInterruptedUploadAreFoundAndDeleted() throws {
+        let ws = try Workspace("gcchunks")
         defer { ws.cleanUp() }
         #expect(try ws.poi(["import", "Samples/landmarks.geojson", "--gridfs", "--quiet"]).status == 1)
         // What a kill between GridFS's chunk writes and its files document leaves behind.

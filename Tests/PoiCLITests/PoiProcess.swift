@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs the built `poi` binary (next to the test bundle, or $POI_BIN) and captures its output.
 struct PoiProcess {
@@ -22,13 +23,14 @@ struct PoiProcess {
     }
 
     static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
-                    currentDirectory: URL? = nil) throws -> Result {
-        try execute(binary, arguments, environment: environment, removing: removing, currentDirectory: currentDirectory)
+                    currentDirectory: URL? = nil, stdin: Data? = nil) throws -> Result {
+        try execute(binary, arguments, environment: environment, removing: removing, currentDirectory: currentDirectory,
+                    stdin: stdin)
     }
 
     /// Runs any executable with the test's environment (plus `environment`, minus `removing`).
     static func execute(_ executable: URL, _ arguments: [String], environment: [String: String] = [:],
-                        removing: [String] = [], currentDirectory: URL? = nil) throws -> Result {
+                        removing: [String] = [], currentDirectory: URL? = nil, stdin: Data? = nil) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -40,7 +42,18 @@ struct PoiProcess {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        // Standard input from a file, not a pipe: a pipe's write end can leak into children that
+        // other tests start at the same moment, and then the reader never sees the end.
+        var inputFile: String?
+        if let stdin {
+            let path = NSTemporaryDirectory() + "poi-stdin-\(UUID().uuidString)"
+            try stdin.write(to: URL(fileURLWithPath: path))
+            inputFile = path
+            process.standardInput = FileHandle(forReadingAtPath: path)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        defer { if let inputFile { try? FileManager.default.removeItem(atPath: inputFile) } }
         try process.run()
         // Read both pipes concurrently with the process so a chatty child never blocks on a full pipe.
         let group = DispatchGroup()
@@ -63,6 +76,14 @@ struct PoiProcess {
     static var liveURI: String? {
         let v = ProcessInfo.processInfo.environment["MONGODB_URI"] ?? ""
         return v.isEmpty ? nil : v
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// The test (or suite) needs the live server: without MONGODB_URI it is reported as skipped,
+    /// with the reason, instead of passing without having run.
+    static var liveServer: Self {
+        .enabled(if: PoiProcess.liveURI != nil, "MONGODB_URI is not set (run `make test`, which starts a server)")
     }
 }
 

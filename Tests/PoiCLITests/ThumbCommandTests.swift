@@ -87,7 +87,42 @@ import Testing
         let before = try Data(contentsOf: input)
         let r = try PoiProcess.run(["thumb", input.path, "-o", dir.path])
         #expect(r.status == 1)
-        #expect(r.stderr == "\(input.path): the thumbnail would replace the input itself; choose another -o folder\n")
+        #expect(r.stderr == "\(input.path): the thumbnail would replace an input; choose another output folder\n")
         #expect(try Data(contentsOf: input) == before)
+    }
+}
+
+/// Issue 13 §6: `poi thumb a/empty.jpg a/empty.png -o out` reported the second as a name
+/// collision, not as the empty file it is. Content is checked first; a collision is reported only
+/// for a file that would have made a thumbnail.
+@Suite struct ThumbNameCollisionTests {
+    @Test func anEmptyFileIsReportedAsEmptyNotAsACollision() throws {
+        let dir = try ThumbCommandTests.tempDir("collide")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("a"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let jpg = dir.appendingPathComponent("a/empty.jpg").path, png = dir.appendingPathComponent("a/empty.png").path
+        FileManager.default.createFile(atPath: jpg, contents: Data())
+        FileManager.default.createFile(atPath: png, contents: Data())
+        let r = try PoiProcess.run(["thumb", jpg, png, "-o", dir.appendingPathComponent("out").path])
+        #expect(r.status == 1)
+        #expect(r.stderr == "\(jpg): empty file (0 bytes)\n\(png): empty file (0 bytes)\n")
+    }
+
+    @Test func theNameGoesToTheFirstInputThatMakesAThumbnail() throws {
+        let dir = try ThumbCommandTests.tempDir("collide2")
+        for sub in ["b", "c"] { try FileManager.default.createDirectory(at: dir.appendingPathComponent(sub), withIntermediateDirectories: true) }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let empty = dir.appendingPathComponent("b/coffee.png").path
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        let good = ThumbCommandTests.image("coffee.jpg")
+        let again = dir.appendingPathComponent("c/coffee.jpg").path
+        try FileManager.default.copyItem(atPath: good, toPath: again)
+        let out = dir.appendingPathComponent("out")
+        // The empty file comes first but makes nothing: the name goes to the first good one, and
+        // each line says what is true of its own file, whatever order the workers finish in.
+        let r = try PoiProcess.run(["thumb", empty, good, again, "-o", out.path, "--jobs", "3"])
+        #expect(r.status == 1)
+        #expect(r.stderr == "\(empty): empty file (0 bytes)\n\(again): output name 'coffee' is already used by \(good)\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["coffee.jpeg"])
     }
 }

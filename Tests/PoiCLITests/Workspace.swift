@@ -7,8 +7,10 @@ struct Workspace {
     let database: String
     let uri: String
 
-    init?(_ label: String, uri: String? = PoiProcess.liveURI) throws {
-        guard let uri else { return nil }
+    /// Throws without a URI: a test that needs the server carries `.liveServer`, so reaching
+    /// this without one is a missing trait, reported as a failure rather than a silent pass.
+    init(_ label: String, uri: String? = PoiProcess.liveURI) throws {
+        guard let uri else { throw WorkspaceError("MONGODB_URI is not set, and the test lacks the .liveServer trait") }
         self.uri = uri
         root = FileManager.default.temporaryDirectory.appendingPathComponent("poi-e2e-\(label)-\(UUID().uuidString.prefix(8))")
         database = "poikit_e2e_\(label)_\(UUID().uuidString.prefix(8).lowercased())"

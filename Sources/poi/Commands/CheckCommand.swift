@@ -1,6 +1,6 @@
 import ArgumentParser
 import PoiFormats
-import PoiModel
+import PoiJobs
 
 /// `poi check`: reads and validates dumps exactly as `poi import` would, without a database.
 struct CheckCommand: ParsableCommand {
@@ -11,10 +11,17 @@ struct CheckCommand: ParsableCommand {
         Reads each file (CSV, GeoJSON FeatureCollection, Feature or RFC 8142 sequence; detected \
         from the content), maps columns/properties to fields and validates every record. Prints \
         each rejected record (file, record number, line or feature index, field, reason) and the \
-        counts of valid and rejected records per file.
+        counts of valid and rejected records per file. Notes on what was kept without being \
+        mapped go to stderr, once per file.
+
+        \(FieldMappingOptions.readingRules)
+
+        --json prints one object: per-file counts, totals and the rejects (the first \
+        \(CheckCommand.maxListedRejects); `rejectsListed` says how many are listed).
 
         Exit status: 0 all records valid, 1 some records rejected, 2 a file cannot be read at all \
-        (missing, empty, no name/latitude/longitude column) or bad arguments.
+        (missing, empty, no name/latitude/longitude column) or bad arguments, 3 the report cannot \
+        be written.
 
         Examples:
           poi check Samples/places.csv Samples/landmarks.geojson
@@ -23,83 +30,97 @@ struct CheckCommand: ParsableCommand {
         """
     )
 
+    /// Rejects kept for `--json`: enough to fix a file by, bounded whatever the input.
+    static let maxListedRejects = 10_000
+
     @Argument(help: ArgumentHelp("CSV or GeoJSON files ('-' reads standard input).", valueName: "file"))
     var files: [String]
 
     @OptionGroup var mapping: FieldMappingOptions
 
-    @Flag(help: "Print one JSON object on stdout: per-file counts, totals and every reject.")
+    @Flag(help: "Print one JSON object on stdout: per-file counts, totals and the rejects.")
     var json = false
 
-    func run() throws {
-        let options = try mapping.readOptions()
-        var out = FileDescriptorSink(fd: 1, name: "stdout")
-        var buffer: [UInt8] = []
-        func emit(_ text: String) {
-            buffer.append(contentsOf: text.utf8)
-            if buffer.count > 64 * 1024 { flush() }
-        }
-        func flush() {
-            buffer.withUnsafeBytes { b in try? out.write(b) }
-            buffer.removeAll(keepingCapacity: true)
-        }
+    @Flag(name: .shortAndLong, help: "Print only the counts, not each reject.")
+    var quiet = false
 
-        var totalValid = 0, totalRejected = 0, unreadable = 0
-        var summaries: [JSONValue] = []
-        if json { emit("{\"rejects\":[") }
-        var firstReject = true
-        for file in files {
-            var valid = 0, rejected = 0
-            var summary = JSONObject()
-            summary.append("file", .string(file))
-            do {
-                let reader = try PlaceReader(path: file, options: options)
-                summary.append("format", .string(reader.format.rawValue))
-                // Counted as they come, so a file that breaks off midway still reports its counts.
-                try reader.validateRemaining(valid: &valid) { r, _ in
-                    rejected += 1
-                    if json {
-                        var b: [UInt8] = Array((firstReject ? "\n" : ",\n").utf8)
-                        JSONEncoding.append(rejectJSON(r), to: &b)
-                        emit(String(decoding: b, as: UTF8.self))
-                        firstReject = false
-                    } else {
-                        emit(rejectLine(r) + "\n")
-                    }
-                }
-                summary.append("valid", .integer(Int64(valid)))
-                summary.append("rejected", .integer(Int64(rejected)))
-                if !json { emit("\(file): \(valid) valid, \(rejected) rejected\n") }
-            } catch {
-                unreadable += 1
-                summary.append("valid", .integer(Int64(valid)))
-                summary.append("rejected", .integer(Int64(rejected)))
-                summary.append("error", .string(error.description))
-                if json { flush() } else { flush() }
-                printError(error.description)
+    struct Report: Encodable {
+        var files: [CheckFileResult]
+        var valid: Int
+        var rejected: Int
+        var unreadable: Int
+        var rejects: [RejectRecord]
+        var rejectsListed: Int
+    }
+
+    func run() throws {
+        let out = BufferedOutput()
+        let listed = RejectList(limit: Self.maxListedRejects)
+        let job = CheckJob(files: files, options: mapping.readOptions) { [json, quiet] event in
+            if case .note(let n) = event {
+                if !quiet { out.flush(); Console.writeError(noteLine(n) + "\n") }
+                return
             }
-            totalValid += valid
-            totalRejected += rejected
-            summaries.append(.object(summary))
+            guard case .rejected(let r) = event else { return }
+            if json {
+                listed.add(RejectRecord(r))
+            } else if !quiet {
+                out.append(rejectLine(r) + "\n")
+            }
+        }
+        let summary = job.run { result in
+            if let error = result.error {
+                out.flush()
+                printError(result.failure.map { CLIHints.message(for: $0) } ?? error)
+            }
+            if !json && result.format != nil { out.append("\(result.file): \(result.valid) valid, \(result.rejected) rejected\n") }
         }
         if json {
-            var tail = JSONObject()
-            tail.append("files", .array(summaries))
-            tail.append("valid", .integer(Int64(totalValid)))
-            tail.append("rejected", .integer(Int64(totalRejected)))
-            tail.append("unreadable", .integer(Int64(unreadable)))
-            var b: [UInt8] = Array("\n],".utf8)
-            var t: [UInt8] = []
-            JSONEncoding.append(.object(tail), to: &t)
-            b.append(contentsOf: t.dropFirst())  // splice the members after "rejects"
-            b.append(0x0A)
-            emit(String(decoding: b, as: UTF8.self))
+            try printJSON(Report(files: summary.files, valid: summary.valid, rejected: summary.rejected,
+                                 unreadable: summary.unreadable, rejects: listed.records, rejectsListed: listed.records.count))
         } else if files.count > 1 {
-            emit("total: \(totalValid) valid, \(totalRejected) rejected"
-                 + (unreadable > 0 ? ", \(unreadable) file(s) unreadable" : "") + "\n")
+            out.append("total: \(summary.valid) valid, \(summary.rejected) rejected"
+                       + (summary.unreadable > 0 ? ", \(summary.unreadable) file(s) unreadable" : "") + "\n")
         }
-        flush()
-        if unreadable > 0 { throw ExitStatus.usage }
-        if totalRejected > 0 { throw ExitStatus.rejects }
+        try out.finish()
+        if summary.unreadable > 0 { throw ExitStatus.usage }
+        if summary.rejected > 0 { throw ExitStatus.rejects }
     }
+}
+
+/// Text for stdout, written in blocks of 64 KiB: a file with a million rejects prints them all
+/// without holding them. The first failed write is kept and reported by `finish()` (exit 3).
+final class BufferedOutput: @unchecked Sendable {
+    private var buffer = ""
+    private var failure: (any Error)?
+
+    func append(_ text: String) {
+        buffer += text
+        if buffer.utf8.count >= 64 * 1024 { flush() }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        if failure == nil {
+            do { try Console.writeOut(buffer) } catch { failure = error }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func finish() throws {
+        flush()
+        if let failure {
+            printError(String(describing: failure))
+            throw ExitStatus.failure
+        }
+    }
+}
+
+/// The first `limit` rejects, for a `--json` report.
+final class RejectList: @unchecked Sendable {
+    private(set) var records: [RejectRecord] = []
+    let limit: Int
+    init(limit: Int) { self.limit = limit }
+    /// Called from the job's thread only (check reports rejects in order, on the caller's thread).
+    func add(_ r: RejectRecord) { if records.count < limit { records.append(r) } }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import PoiFormats
-import PoiModel
+import PoiJobs
 
 /// `poi convert`: CSV/GeoJSON in, RFC 7946 GeoJSON (or RFC 8142 sequence) out, no database.
 struct ConvertCommand: ParsableCommand {
@@ -13,8 +13,10 @@ struct ConvertCommand: ParsableCommand {
         Properties: name, placename, details, categories, image, importKey, then the unmapped \
         columns/properties. Rejected records are reported on stderr as in `poi check`.
 
-        The output is written to a temporary file beside OUT and renamed into place only when \
-        complete, so OUT is never left half-written. '-o -' streams to standard output instead.
+        OUT is written to a temporary file beside it and renamed into place only when complete, \
+        so it is never left half-written; a symlink is followed, a device or FIFO is written in \
+        place, an existing file keeps its permissions, and OUT may not be IN. '-o -' streams to \
+        standard output instead.
 
         Exit status: 0 all records converted, 1 some records rejected, 2 IN cannot be read or \
         bad arguments, 3 OUT cannot be written.
@@ -35,63 +37,47 @@ struct ConvertCommand: ParsableCommand {
     @Flag(help: "Write GeoJSON Text Sequences (RFC 8142) instead of a FeatureCollection.")
     var seq = false
 
-    @Option(help: ArgumentHelp("Decimals of coordinates, 0 to 15.", valueName: "n"))
-    var precision: Int = 7
+    @Option(help: ArgumentHelp("Round coordinates to this many decimals, 0 to 15 (default: exact, as read).",
+                               valueName: "n"))
+    var precision: Int?
 
     @OptionGroup var mapping: FieldMappingOptions
 
-    @Flag(help: "Do not print each reject, only the summary.")
+    @Flag(name: .shortAndLong, help: "Do not print each reject, only the summary.")
     var quiet = false
 
+    @Flag(help: "Print one JSON summary object on stdout (needs -o FILE).")
+    var json = false
+
     func validate() throws {
-        guard (0...15).contains(precision) else { throw ValidationError("--precision must be between 0 and 15") }
+        guard precision.map({ (0...15).contains($0) }) ?? true else { throw ValidationError("--precision must be between 0 and 15") }
+        guard !output.isEmpty else { throw ValidationError("-o needs a file name, or - for standard output") }
+        if json && output == "-" { throw ValidationError("--json prints the summary on stdout; give the GeoJSON a file with -o") }
     }
 
     func run() throws {
-        let options = try mapping.readOptions()
-        let reader: PlaceReader
-        do {
-            reader = try PlaceReader(path: input, options: options)
-        } catch {
-            printError(error.description)
-            throw ExitStatus.usage
+        var options = ConvertOptions()
+        options.read = mapping.readOptions
+        options.style = seq ? .sequence : .featureCollection
+        options.precision = precision
+        let quiet = quiet
+        let job = ConvertJob(input: input, output: output == "-" ? nil : output, options: options) { event in
+            if case .rejected(let r) = event, !quiet { printError(rejectLine(r)) }
         }
-        let atomic: AtomicFile?
-        let sink: FileDescriptorSink
-        if output == "-" {
-            atomic = nil
-            sink = FileDescriptorSink(fd: 1, name: "stdout")
-        } else {
-            do {
-                atomic = try AtomicFile(path: output)
-            } catch {
-                printError(error.description)
-                throw ExitStatus.failure
-            }
-            sink = atomic!.sink
-        }
-        var writer = GeoJSONWriter(sink: sink, style: seq ? .sequence : .featureCollection, precision: precision)
-        var rejected = 0
-        do {
-            while let item = try reader.next() {
-                switch item {
-                case .place(let p): try writer.write(p)
-                case .reject(let r, _):
-                    rejected += 1
-                    if !quiet { printError(rejectLine(r)) }
-                }
-            }
-            try writer.finish()
-            try atomic?.commit()
-        } catch {
-            atomic?.abandon()
-            printError(error.description)
-            if case .readFailed = error { throw ExitStatus.usage }
+        if output == "-" && Console.closedAtStart.contains(1) {
+            printError("standard output is closed; give the GeoJSON a file with -o")
             throw ExitStatus.failure
         }
-        if output != "-" || rejected > 0 {
-            printError("\(writer.featureCount) places written to \(output), \(rejected) rejected")
+        let summary: ConvertSummary
+        do { summary = try job.run() } catch {
+            printError(CLIHints.message(for: error))
+            throw ExitStatus.of(error)
         }
-        if rejected > 0 { throw ExitStatus.rejects }
+        if json {
+            try printJSON(summary)
+        } else if output != "-" || summary.rejected > 0 {
+            printError("\(summary.features) places written to \(output), \(summary.rejected) rejected")
+        }
+        if summary.rejected > 0 { throw ExitStatus.rejects }
     }
 }

@@ -42,7 +42,7 @@ struct DoctorCommand: ParsableCommand {
         let connection = try database.connect()
         let dbName = database.databaseName(for: connection)
         report.server = DoctorReport.Server(uri: connection.redactedURI, database: dbName)
-        report.uploads = UploadsCheck.run(path: uploads)
+        report.uploads = UploadsProbe.run(directory: uploads)
 
         var failure: String?
         do {
@@ -52,16 +52,14 @@ struct DoctorCommand: ParsableCommand {
             report.server?.geoWithin = connection.probeGeoWithin(database: dbName).description
             report.server?.gridFS = connection.probeGridFS(database: dbName).description
         } catch {
-            failure = error.description
-            report.server?.error = error.description
+            failure = CLIHints.message(for: error)
+            report.server?.error = failure
         }
 
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            try printJSON(report)
         } else {
-            printText(report)
+            try printOut(text(report))
         }
 
         if let failure { if json { printError(failure) }; throw ExitStatus.failure }
@@ -72,25 +70,26 @@ struct DoctorCommand: ParsableCommand {
         if report.server?.geoWithin != "yes" || report.server?.gridFS != "yes" { throw ExitStatus.rejects }
     }
 
-    private func printText(_ r: DoctorReport) {
-        print("PoiKit \(r.poikit)")
+    private func text(_ r: DoctorReport) -> String {
+        var lines = ["PoiKit \(r.poikit)"]
         for name in ["libjpeg-turbo", "libpng", "libmongoc", "libbson"] {
-            print("  \(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(r.libraries[name] ?? "?")")
+            lines.append("  \(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(r.libraries[name] ?? "?")")
         }
         if let s = r.server {
-            print("server \(s.uri) (database \(s.database))")
+            lines.append("server \(s.uri) (database \(s.database))")
             if let error = s.error {
                 printError(error)
             } else {
-                print("  version        \(s.version ?? "?")")
-                print("  wire version   \(s.wireVersion.map(String.init) ?? "?")")
-                print("  $geoWithin     \(s.geoWithin ?? "?")")
-                print("  GridFS         \(s.gridFS ?? "?")")
+                lines.append("  version        \(s.version ?? "?")")
+                lines.append("  wire version   \(s.wireVersion.map(String.init) ?? "?")")
+                lines.append("  $geoWithin     \(s.geoWithin ?? "?")")
+                lines.append("  GridFS         \(s.gridFS ?? "?")")
             }
         }
         if let u = r.uploads {
-            print("uploads \(u.path): \(u.problem.map { "NOT writable (\($0))" } ?? u.status)")
+            lines.append("uploads \(u.path): \(u.problem.map { "NOT writable (\($0))" } ?? u.status)")
         }
+        return lines.joined(separator: "\n")
     }
 }
 
@@ -108,45 +107,5 @@ struct DoctorReport: Encodable {
     var poikit: String
     var libraries: [String: String]
     var server: Server?
-    var uploads: UploadsCheck?
-}
-
-/// Whether PoiKit can store image files in the uploads folder: writes, syncs and removes a probe
-/// file there (or, when the folder does not exist yet, checks that it could be created).
-struct UploadsCheck: Encodable {
-    var path: String
-    var status: String
-    var problem: String?
-
-    static func run(path: String) -> UploadsCheck {
-        let fm = FileManager.default
-        var isDir: ObjCBool = false
-        if fm.fileExists(atPath: path, isDirectory: &isDir) {
-            guard isDir.boolValue else { return UploadsCheck(path: path, status: "", problem: "not a folder") }
-            let probe = (path as NSString).appendingPathComponent(".poikit-probe-\(getpid())")
-            let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o644)
-            guard fd >= 0 else { return UploadsCheck(path: path, status: "", problem: String(cString: strerror(errno))) }
-            defer { close(fd); unlink(probe) }
-            guard write(fd, "ok", 2) == 2, fsync(fd) == 0 else {
-                return UploadsCheck(path: path, status: "", problem: String(cString: strerror(errno)))
-            }
-            return UploadsCheck(path: path, status: "writable")
-        }
-        // Walk up to the nearest existing ancestor: the folder is created on first use.
-        var ancestor = (path as NSString).deletingLastPathComponent
-        if ancestor.isEmpty { ancestor = "." }
-        while !fm.fileExists(atPath: ancestor) {
-            let up = (ancestor as NSString).deletingLastPathComponent
-            ancestor = up.isEmpty ? "." : up
-        }
-        var ancestorIsDir: ObjCBool = false
-        _ = fm.fileExists(atPath: ancestor, isDirectory: &ancestorIsDir)
-        guard ancestorIsDir.boolValue else {
-            return UploadsCheck(path: path, status: "", problem: "cannot be created: \(ancestor) is not a folder")
-        }
-        if access(ancestor, W_OK) == 0 {
-            return UploadsCheck(path: path, status: "does not exist yet; will be created (\(ancestor) is writable)")
-        }
-        return UploadsCheck(path: path, status: "", problem: "does not exist and \(ancestor) is not writable")
-    }
+    var uploads: UploadsProbe?
 }

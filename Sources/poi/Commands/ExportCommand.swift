@@ -12,15 +12,30 @@ struct ExportCommand: ParsableCommand {
         Streams `locations`, sorted by _id, as a GeoJSON FeatureCollection (or, with --seq, \
         GeoJSON Text Sequences, RFC 8142). Feature ids are the places' _id; properties carry \
         name, placename, details, categories, importKey, imageId, thumbnailId, created_at, \
-        updated_at and the place's extra fields, so the file imports again as updates.
+        updated_at, _source (the place's provenance) and the place's extra fields, so the file \
+        imports again unchanged: into the same database every place counts as unchanged and \
+        keeps its photo (the file names no image, so links stay), into another one (with \
+        --with-images) it gives the same documents, ids and timestamps aside.
+
+        Coordinates are written exactly as stored: the shortest decimal that reads back as the \
+        same number (what any language's JSON writer gives), without exponent. --precision N \
+        rounds them to N decimals instead (7 is about 1 cm; a rounded file no longer imports \
+        back unchanged). Other numbers keep their type and sign (5, 5.0, -0.0).
 
         With -o, the output is written to a temporary file and renamed into place only when \
         complete: an interrupted export leaves the previous file as it was.
 
-        Filters combine with AND. --query takes MongoDB Extended JSON; server-side JavaScript \
-        ($where, $function, $accumulator) is refused.
+        Filters combine with AND. --query takes a MongoDB Extended JSON object; server-side \
+        JavaScript ($where, $function, $accumulator) is refused, and so is a query the server \
+        finds malformed (an unknown operator such as $badop), with the server's reason. \
+        --query may be repeated: the queries combine with $and.
 
-        Exit status: 0 done, 2 bad arguments or refused query, 3 database or disk failure.
+        A database without a `locations` collection (a mistyped --db) is an error naming the \
+        databases that have one. An export that matches no place does not replace a non-empty \
+        -o file unless --allow-empty is given (it exits 2 and leaves the file as it was).
+
+        Exit status: 0 done, 1 some images could not be copied (--with-images), 2 bad arguments, refused query, no `locations` collection or an \
+        empty result refused, 3 database or disk failure.
 
         Examples:
           poi export -o out/places.geojson
@@ -35,56 +50,72 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup var storage: StorageOptions
     @OptionGroup var output: OutputOptions
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output file (default: stdout).", valueName: "file"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file ('-' or none: standard output).", valueName: "file"))
     var out: String?
+
+    /// The output file; nil for standard output.
+    private var outputFile: String? { out == "-" ? nil : out }
 
     @Flag(help: "Write GeoJSON Text Sequences (RFC 8142) instead of a FeatureCollection.")
     var seq = false
 
-    @Option(help: "Decimals for coordinates (0-15).")
-    var precision: Int = 7
+    @Option(help: ArgumentHelp("Round coordinates to this many decimals, 0-15 (default: exact, as stored).",
+                               valueName: "n"))
+    var precision: Int?
 
     // Unconditional: the value usually starts with a minus sign (a western or southern edge).
     @Option(parsing: .unconditional,
-            help: ArgumentHelp("Only places inside this box (west,south,east,north; west > east crosses the antimeridian).",
+            help: ArgumentHelp("Only places inside this box: four decimal degrees west,south,east,north, "
+                               + "south <= north; west > east crosses the antimeridian.",
                                valueName: "W,S,E,N"))
-    var bbox: String?
+    var bbox: BoundingBox?
 
     @Option(help: ArgumentHelp("Only places in this category (repeatable: any of them).", valueName: "name"))
     var category: [String] = []
 
-    @Option(help: ArgumentHelp("Only places updated at or after this time (2026-11-01 or 2026-11-01T06:00:00Z).",
+    @Option(help: ArgumentHelp("Only places updated at or after this time: a day (2026-11-01, midnight UTC) or a "
+                               + "date-time with its zone (2026-11-01T06:00:00Z, 2026-11-01T08:00:00+02:00).",
                                valueName: "date"))
-    var since: String?
+    var since: SinceDate?
 
-    @Option(help: ArgumentHelp("An extra MongoDB filter in Extended JSON.", valueName: "json"))
-    var query: String?
+    @Option(help: ArgumentHelp("An extra MongoDB filter: a JSON object in Extended JSON (repeatable: all must match).",
+                               valueName: "json"))
+    var query: [String] = []
+
+    @Flag(help: "Replace a non-empty -o file even when no place matches.")
+    var allowEmpty = false
 
     @Option(help: ArgumentHelp("Copy each place's original image into this folder and write relative image paths.",
                                valueName: "dir"))
     var withImages: String?
 
     func validate() throws {
-        guard (0...15).contains(precision) else { throw ValidationError("--precision must be between 0 and 15") }
-        if output.json && out == nil { throw ValidationError("--json prints the summary on stdout; give the GeoJSON a file with -o") }
+        guard precision.map({ (0...15).contains($0) }) ?? true else { throw ValidationError("--precision must be between 0 and 15") }
+        if output.json && outputFile == nil { throw ValidationError("--json prints the summary on stdout; give the GeoJSON a file with -o") }
+        if out == "" { throw ValidationError("-o needs a file name, or - for standard output") }
     }
 
     func run() throws {
         var options = ExportOptions()
         options.style = seq ? .sequence : .featureCollection
         options.precision = precision
-        options.outputPath = out
+        options.outputPath = outputFile
+        if outputFile == nil && Console.closedAtStart.contains(1) {
+            printError("standard output is closed; give the GeoJSON a file with -o")
+            throw ExitStatus.failure
+        }
         options.imagesDir = withImages
         options.countTotal = output.showsProgress
-        do {
-            options.filter = PlaceFilter(
-                bbox: try bbox.map(Self.parseBBox),
-                categories: category,
-                since: try since.map(Self.parseDate),
-                userQuery: try query.map { json -> BSONDocument in
-                    do throws(StoreError) { return try PlaceFilter.userQuery(json: json) } catch { throw ValidationError(error.description) }
-                })
+        options.allowEmpty = allowEmpty
+        let queries = try query.map { json -> BSONDocument in
+            do throws(StoreError) { return try PlaceFilter.userQuery(json: json) } catch { throw ValidationError(error.description) }
         }
+        options.filter = PlaceFilter(
+            bbox: bbox,
+            categories: category,
+            since: since?.date,
+            // Repeated: every one must match (never just the last one, silently).
+            userQuery: queries.count <= 1 ? queries.first : ["$and": .array(queries.map(BSONValue.document))])
 
         let connection = try database.connect()
         let db = MongoDatabase(connection: connection, name: database.databaseName(for: connection))
@@ -94,32 +125,13 @@ struct ExportCommand: ParsableCommand {
         let summary = try printer.run(server: connection.hosts) { () throws(JobError) in try job.run() }
         if output.json {
             try printJSON(summary)
-        } else if output.showsSummary, out != nil {
-            var text = "exported \(summary.features) places to \(out!)"
+        } else if output.showsSummary, let outputFile {
+            var text = "exported \(summary.features) places to \(outputFile)"
             if summary.skipped > 0 { text += " (\(summary.skipped) without a valid Point skipped)" }
             if withImages != nil { text += "; \(summary.imagesCopied) images copied, \(summary.imagesFailed) failed" }
-            print(text)
+            try printOut(text)
         }
-    }
-
-    static func parseBBox(_ text: String) throws -> BoundingBox {
-        let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == 4, let w = parts[0], let s = parts[1], let e = parts[2], let n = parts[3] else {
-            throw ValidationError("--bbox must be four numbers W,S,E,N, got \(text)")
-        }
-        do { return try BoundingBox(west: w, south: s, east: e, north: n) } catch { throw ValidationError(error.description) }
-    }
-
-    /// A day (UTC midnight) or an ISO 8601 date-time with zone.
-    static func parseDate(_ text: String) throws -> BSONDate {
-        let full = ISO8601DateFormatter()
-        full.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let plain = ISO8601DateFormatter()
-        let day = ISO8601DateFormatter()
-        day.formatOptions = [.withFullDate]
-        for f in [full, plain, day] {
-            if let date = f.date(from: text) { return BSONDate(date) }
-        }
-        throw ValidationError("--since must be a date like 2026-11-01 or 2026-11-01T06:00:00Z, got \(text)")
+        // Images that could not be copied are failed files (exit 1), like rejected rows.
+        if summary.imagesFailed > 0 { throw ExitStatus.rejects }
     }
 }

@@ -11,8 +11,16 @@ struct ThumbnailsCommand: ParsableCommand {
         Makes a thumbnail with the given recipe for every stored original that lacks one \
         (missing, or made with another size/fit/format/quality), or for all with --all. Each new \
         thumbnail is stored first, then the places showing that image are switched to it, then \
-        the old thumbnails are deleted: the app never sees a broken link. Corrupt originals are \
-        reported and skipped.
+        the old thumbnails are deleted: the app never sees a broken link. A thumbnail whose bytes \
+        are gone or cut short is made again. A PNG thumbnail made with another --quality is up \
+        to date (PNG ignores the quality). Corrupt originals, and originals whose bytes are \
+        missing or damaged (a GridFS chunk gone, a file cut short), are named, skipped, and the \
+        run goes on.
+
+        A relink sets the place's updated_at to the time the run started, so an incremental \
+        export (poi export --since) sends the new thumbnailId before the old thumbnail is \
+        deleted. Places already showing the new thumbnail, and reruns of an import, keep their \
+        updated_at.
 
         Exit status: 0 done, 1 some originals could not be thumbnailed, 2 bad arguments, \
         3 database or disk failure (rerun to finish).
@@ -41,19 +49,15 @@ struct ThumbnailsCommand: ParsableCommand {
     var query: String?
 
     @Option(help: ArgumentHelp("Only originals whose id hashes to shard I of N.", valueName: "I/N"))
-    var shard: String?
-
-    func validate() throws {
-        if let shard, Shard(parsing: shard) == nil { throw ValidationError("--shard must be I/N with 0 <= I < N, got \(shard)") }
-    }
+    var shard: Shard?
 
     func run() throws {
         var options = ThumbnailJobOptions()
         options.spec = try recipe.spec()
-        options.decode = try recipe.decodeOptions()
+        options.decode = recipe.decodeOptions
         options.all = all
         options.jobs = parallel.resolvedJobs
-        options.shard = shard.flatMap(Shard.init(parsing:)) ?? .all
+        options.shard = shard ?? .all
         if !category.isEmpty || query != nil {
             let userQuery: BSONDocument?
             do { userQuery = try query.map { (json) throws(StoreError) in try PlaceFilter.userQuery(json: json) } } catch {
@@ -70,9 +74,12 @@ struct ThumbnailsCommand: ParsableCommand {
         if output.json {
             try printJSON(summary)
         } else if output.showsSummary {
-            print("\(summary.originals) originals: \(summary.thumbnailsMade) thumbnails made (\(options.spec.canonical)), "
+            try printOut("\(summary.originals) originals: \(summary.thumbnailsMade) thumbnails made (\(options.spec.canonical)), "
                 + "\(summary.upToDate) up to date, \(summary.failed) failed; \(summary.placesRelinked) places relinked, "
                 + "\(summary.oldThumbnailsDeleted) old thumbnails deleted; \(String(format: "%.1f", summary.seconds)) s")
+        }
+        if summary.bytesMissing > 0 {
+            printError(CLIHints.missingBytes("\(summary.bytesMissing) of the originals", storage: storage))
         }
         if summary.failed > 0 { throw ExitStatus.rejects }
     }

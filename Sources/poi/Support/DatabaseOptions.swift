@@ -22,8 +22,20 @@ struct DatabaseOptions: ParsableArguments {
 
     func validate() throws {
         guard serverTimeout > 0, serverTimeout <= 3600 else {
-            throw ValidationError("--server-timeout must be between 0 and 3600 seconds")
+            throw ValidationError("--server-timeout must be more than 0 and at most 3600 seconds, got \(serverTimeout)")
         }
+        if let db, let problem = Self.problem(withDatabaseName: db) { throw ValidationError("--db \(db): \(problem)") }
+    }
+
+    /// MongoDB's rules for a database name, checked before connecting: a typo such as a space or a
+    /// dot would otherwise reach the server, or create a database nobody meant.
+    static func problem(withDatabaseName name: String) -> String? {
+        if name.isEmpty { return "a database name cannot be empty" }
+        if name.utf8.count > 63 { return "a database name has at most 63 bytes, this one has \(name.utf8.count)" }
+        if let bad = name.first(where: { "/\\. \"$*<>:|?".contains($0) || $0 == "\0" }) {
+            return "a database name cannot contain '\(bad)'"
+        }
+        return nil
     }
 
     /// Opens the pool. A malformed URI is a usage error (exit 2); its message has the password masked.

@@ -7,40 +7,97 @@ import PoiModel
 struct FieldMappingOptions: ParsableArguments {
     @Option(name: .customLong("field"),
             help: ArgumentHelp("Map a column/property to a field, e.g. name=Title or id=source_id (repeatable). "
-                               + "Fields: name, placename, latitude, longitude, details, categories, image, id, importKey.",
+                               + "Fields: \(PlaceField.allCases.map(\.rawValue).joined(separator: ", ")).",
                                valueName: "field=column"))
-    var fields: [String] = []
+    var fields: [FieldAssignment] = []
 
-    @Option(help: ArgumentHelp("CSV delimiter: ',', ';', '|' or 'tab' (default: detected from the header).",
+    @Option(help: ArgumentHelp("CSV delimiter: ',', ';', '|', ':' or 'tab' (default: detected from the header).",
                                valueName: "c"))
-    var delimiter: String?
+    var delimiter: Delimiter?
 
-    /// The reader options, or a `ValidationError` (exit 2) naming the bad argument.
-    func readOptions() throws -> ReadOptions {
-        let mapping: FieldMapping
-        do {
-            mapping = try FieldMapping(arguments: fields)
-        } catch {
-            throw ValidationError(error.description)
+    @Option(help: ArgumentHelp("Characters categories text is split on, e.g. ',' or ',;' (default ';|'). "
+                               + "Categories are split on ';' and '|' unless this says otherwise, then trimmed, "
+                               + "empties and repeats dropped; a cell or property holding a JSON array "
+                               + "(e.g. [\"a\",\"b\"]) is that list.",
+                               valueName: "chars"))
+    var categorySeparator: CategorySeparators?
+
+    func validate() throws {
+        var seen: [PlaceField: String] = [:]
+        for f in fields {
+            if let old = seen[f.field], old != f.column {
+                throw ValidationError("--field \(f.field.rawValue)=\(f.column): \(f.field.rawValue) is already mapped to '\(old)'")
+            }
+            seen[f.field] = f.column
         }
-        return ReadOptions(mapping: mapping, delimiter: try delimiterByte())
     }
 
-    private func delimiterByte() throws -> UInt8? {
-        guard let d = delimiter else { return nil }
-        switch d {
-        case "tab", "\\t", "\t": return 0x09
-        case ",", ";", "|", ":": return d.utf8.first
-        default:
-            throw ValidationError("--delimiter \(d): expected ',', ';', '|' or 'tab'")
+    /// The reader options.
+    var readOptions: ReadOptions {
+        var options = ReadOptions(mapping: FieldMapping(overrides: Dictionary(fields.map { ($0.field, $0.column) }, uniquingKeysWith: { a, _ in a })),
+                                  delimiter: delimiter?.byte)
+        if let categorySeparator { options.categorySeparators = categorySeparator.bytes }
+        return options
+    }
+
+    /// The rules `--help` of every reading command states (issue 18 §5).
+    static let readingRules = """
+        Columns and properties: common names are recognised (name/title; lat, latitude, y, \
+        latitude_deg, decimalLatitude, geo_lat, Lat.; lon, lng, long, x and the same forms; \
+        placename/address; details/description; categories/category/tags; image/photo/picture/\
+        image_path/img; id; importKey), --field maps any other. Every other column is kept under \
+        extra with its name, including names PoiKit writes itself (created_at, updated_at, \
+        imageId, thumbnailId, _line, _feature, _field, _reason) and a second column naming a field \
+        already taken (address and placename: the first is the placename, the other is kept under \
+        extra as extra.placename; a repeated name gets #2). A note on stderr says so once per file, \
+        and names columns that look like an unmapped field (use --field image=image_url). Exports \
+        write an extra named like one of their own properties as "placename (extra)", read back as \
+        extra.placename.
+
+        Categories are split on ';' and '|' (not ','; --category-separator changes that), trimmed, \
+        with empties and repeats dropped; a cell or property holding a JSON array (["a","b"]) is \
+        that list. Coordinates are plain decimals ([+-]digits[.digits][e[+-]digits]); A lone \
+        decimal comma (1,234) is a decimal point, read as 1.234; NaN, Infinity, hex, out-of-range \
+        values and values too small to be told from 0 (1e-400) are rejects. A GeoJSON altitude \
+        (third position value) is kept. A CSV row with fewer cells than the header has the missing \
+        ones empty; a row of empty cells is skipped like a blank line.
+        """
+
+    struct CategorySeparators: ExpressibleByArgument {
+        var bytes: [UInt8]
+        init?(argument: String) {
+            let chars = argument == "tab" ? "\t" : argument
+            guard !chars.isEmpty, chars.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x22 }) else { return nil }
+            bytes = Array(Set(chars.utf8)).sorted()
         }
+    }
+
+    struct Delimiter: ExpressibleByArgument {
+        var byte: UInt8
+        init?(argument: String) {
+            switch argument {
+            case "tab", "\\t", "\t": byte = 0x09
+            case ",", ";", "|", ":": byte = argument.utf8.first!
+            default: return nil
+            }
+        }
+        static var allValueStrings: [String] { [",", ";", "|", ":", "tab"] }
     }
 }
 
+/// How a note is shown: `note: dump.csv: column "image_url" looks like the image; use --field
+/// image=image_url`. Escaped: the names come from the dump.
+func noteLine(_ n: ReadNote) -> String {
+    var text = "note: \(n.file): \(n.message)"
+    if let f = n.suggestedField { text += "; use --field \(f.rawValue)=\(n.name)" }
+    return TerminalText.escaped(text)
+}
+
 /// How a reject is shown in text output, the same in every command:
-/// `places.csv:12: record 11: latitude: latitude 95.0 out of range [-90, 90]`.
+/// `places.csv:12: record 11: latitude: latitude 95.0 out of range [-90, 90]`. Everything in it
+/// may come from the dump, so control characters are escaped.
 func rejectLine(_ r: Reject) -> String {
-    "\(sourceLocation(r.source)): \(r.field.map { "\($0): " } ?? "")\(r.reason)"
+    TerminalText.escaped("\(sourceLocation(r.source)): \(r.field.map { "\($0): " } ?? "")\(r.reason)")
 }
 
 /// `places.csv:12: record 11` or `dump.geojson: feature 3 (record 4)`: where a record came from.
@@ -51,16 +108,21 @@ func sourceLocation(_ source: PlaceSource) -> String {
     }
 }
 
-/// A reject as a JSON object, for `--json` outputs.
-func rejectJSON(_ r: Reject) -> JSONValue {
-    var o = JSONObject()
-    o.append("file", .string(r.source.file))
-    o.append("record", .integer(Int64(r.source.record)))
-    switch r.source.position {
-    case .line(let l): o.append("line", .integer(Int64(l)))
-    case .feature(let f): o.append("feature", .integer(Int64(f)))
+/// A reject in `--json` outputs.
+struct RejectRecord: Encodable {
+    var file: String
+    var record: Int
+    var line: Int?
+    var feature: Int?
+    var field: String?
+    var reason: String
+
+    init(_ r: Reject) {
+        file = r.source.file
+        record = r.source.record
+        if case .line(let l) = r.source.position { line = l }
+        if case .feature(let f) = r.source.position { feature = f }
+        field = r.field
+        reason = r.reason
     }
-    o.append("field", r.field.map(JSONValue.string) ?? .null)
-    o.append("reason", .string(r.reason))
-    return .object(o)
 }

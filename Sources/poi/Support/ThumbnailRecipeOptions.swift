@@ -1,60 +1,56 @@
 import ArgumentParser
+import Foundation
 import PoiImaging
 
 /// `--size`, `--fit`, `--format`, `--quality`, `--max-pixels`: the thumbnail recipe and decode
-/// limits shared by `import` and `thumbnails`.
+/// limits shared by `import`, `thumbnails` and `thumb`.
 struct ThumbnailRecipeOptions: ParsableArguments {
     // Optional so a run can tell a recipe the user chose from the defaults (see `isExplicit`).
     @Option(help: ArgumentHelp("Thumbnail box, WIDTHxHEIGHT (default: 256x256).", valueName: "WxH"))
-    var size: String?
+    var size: ThumbnailSize?
 
-    @Option(help: ArgumentHelp("inside: fit in the box, keep the aspect ratio; cover: fill the box, centre crop (default: inside).",
-                               valueName: "inside|cover"))
-    var fit: String?
+    @Option(help: "inside: fit in the box, keep the aspect ratio; cover: fill the box, centre crop (default: inside).")
+    var fit: ThumbnailSpec.Fit?
 
-    @Option(help: ArgumentHelp("auto: PNG when the image has alpha, JPEG otherwise (default: auto).", valueName: "auto|jpeg|png"))
-    var format: String?
+    @Option(help: "auto: PNG when the image has alpha, JPEG otherwise (default: auto).")
+    var format: ThumbnailSpec.Format?
 
     @Option(help: "JPEG quality, 1-100 (default: 85).")
     var quality: Int?
 
-    /// Whether any part of the recipe was given on the command line.
-    var isExplicit: Bool { size != nil || fit != nil || format != nil || quality != nil }
-
     @Option(help: "Refuse images with more pixels than this, before decoding them.")
     var maxPixels: Int = DecodeOptions.defaultMaxPixels
 
-    func spec() throws -> ThumbnailSpec {
+    /// Whether any part of the recipe was given on the command line.
+    var isExplicit: Bool { size != nil || fit != nil || format != nil || quality != nil }
+
+    func validate() throws {
+        _ = try spec()
+        guard maxPixels >= 1 else { throw ValidationError("--max-pixels must be at least 1") }
+    }
+
+    func spec(progressive: Bool = false) throws -> ThumbnailSpec {
+        let d = ThumbnailSpec.default
         do {
-            let (w, h) = try ThumbnailSpec.parseSize(size ?? "256x256")
-            guard let fit = ThumbnailSpec.Fit(rawValue: fit ?? "inside") else {
-                throw ValidationError("--fit must be inside or cover, got \(fit ?? "")")
-            }
-            guard let format = ThumbnailSpec.Format(rawValue: format ?? "auto") else {
-                throw ValidationError("--format must be auto, jpeg or png, got \(format ?? "")")
-            }
-            return try ThumbnailSpec(width: w, height: h, fit: fit, format: format, quality: quality ?? 85)
-        } catch let error as ImageError {
+            return try ThumbnailSpec(width: size?.width ?? d.width, height: size?.height ?? d.height,
+                                     fit: fit ?? d.fit, format: format ?? d.format, quality: quality ?? d.quality,
+                                     progressive: progressive)
+        } catch {
             throw ValidationError(error.description)
         }
     }
 
-    func decodeOptions() throws -> DecodeOptions {
-        guard maxPixels >= 1 else { throw ValidationError("--max-pixels must be at least 1") }
-        return DecodeOptions(maxPixels: maxPixels)
-    }
+    var decodeOptions: DecodeOptions { DecodeOptions(maxPixels: maxPixels) }
 }
 
 /// `--jobs N`, default: every core.
 struct ParallelOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "Worker threads for image work (default: the number of cores).")
+    @Option(name: .shortAndLong, help: "Worker threads for image work, 1-256 (default: the number of cores).")
     var jobs: Int?
 
     var resolvedJobs: Int { jobs ?? ProcessInfo.processInfo.activeProcessorCount }
 
     func validate() throws {
-        if let jobs, jobs < 1 || jobs > 256 { throw ValidationError("--jobs must be between 1 and 256") }
+        if let jobs, jobs < 1 || jobs > 256 { throw ValidationError("--jobs must be between 1 and 256, got \(jobs)") }
     }
 }
-
-import Foundation

@@ -1,0 +1,74 @@
+import PoiFormats
+import PoiJobs
+import PoiStore
+
+/// How to fix a failure with this command line. The library's errors say what failed and keep
+/// the facts (which store error, which path, which option clash); only `poi` knows its flags and
+/// make targets, so the hints naming them live here and are added when the message is printed.
+enum CLIHints {
+    /// The error's message, followed by the hint when there is one.
+    static func message(for error: any Error) -> String {
+        let text = String(describing: error)
+        guard let hint = hint(for: error) else { return text }
+        return text.hasSuffix(".") ? "\(text) \(hint)" : "\(text). \(hint)"
+    }
+
+    static func hint(for error: any Error) -> String? {
+        switch error {
+        case let job as JobError: return hint(for: job)
+        case let store as StoreError: return hint(for: store)
+        case let format as FormatError: return hint(for: format)
+        default: return nil
+        }
+    }
+
+    static func hint(for error: JobError) -> String? {
+        switch error {
+        case .store(let store): return hint(for: store)
+        case .configuration(.oneRejectsFileForManyInputs): return "--rejects names one file: give one input, or leave it out."
+        case .configuration(.imagesNeedFileStore): return "--with-images reads the images from --uploads DIR or --gridfs."
+        case .configuration(.noSuchCollection): return "Name the database with --db (or in the URI)."
+        case .configuration(.emptyResultWouldReplace): return "Give --allow-empty to replace it with the empty result."
+        case .input(let format): return hint(for: format)
+        case .configuration, .output, .file: return nil
+        }
+    }
+
+    static func hint(for error: FormatError) -> String? {
+        switch error {
+        case .missingColumn(_, let field, _):
+            return "Name it with --field \(field.rawValue)=COLUMN."
+        case .columnTaken(_, let field, _, let other):
+            return "Map \(other.rawValue) to another column, or name the \(field.rawValue) column with --field \(field.rawValue)=COLUMN."
+        default:
+            return nil
+        }
+    }
+
+    static func hint(for error: StoreError) -> String? {
+        switch error {
+        case .unreachable:
+            return "Check that the server is running and that --uri or MONGODB_URI points at it "
+                + "(for the embedded test server: make db-start)."
+        case .bytesMissing:
+            return "\(storeHint) poi gc lists every files document whose bytes are missing."
+        case .bytesDamaged:
+            return "poi gc lists every damaged file (--verify also compares contents)."
+        default:
+            return nil
+        }
+    }
+
+    /// Where bytes may be instead when a files document's bytes are not in the store given.
+    static let storeHint = "Give --uploads the folder they were stored in, or --gridfs if they were stored in GridFS."
+
+    /// After a run that found `files` documents whose bytes are not in the store it was given:
+    /// a folder other than the one they were stored in, or a GridFS database read as a folder.
+    static func missingBytes(_ what: String, storage: StorageOptions) -> String {
+        let place = storage.gridfs ? "GridFS (bucket fs)" : "the uploads folder \(storage.uploads)"
+        let hint = storage.gridfs
+            ? "Give --uploads the folder they were stored in (without --gridfs) if they were not stored in GridFS."
+            : storeHint
+        return "\(what) are listed in the files collection, but their bytes are not in \(place). \(hint)"
+    }
+}

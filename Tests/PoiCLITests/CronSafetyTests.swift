@@ -1,0 +1,282 @@
+import Foundation
+import Testing
+
+/// Honest cron runs (issue 19 §2, §3, §4, §6): `--json` always prints one object, rejects files
+/// stay out of the dumps they sit beside, a typo is not an empty success, a password never shows,
+/// an endless input fails fast. Each case failed against the build before its fix.
+@Suite struct CronSafetyTests {
+    static let unreachable = ["--uri", "mongodb://127.0.0.1:1", "--server-timeout", "0.5"]
+
+    static func scratch(_ name: String) throws -> String { try OutputSafetyTests.scratch("cron-" + name) }
+
+    static func shell(_ line: String, in dir: String, environment: [String: String] = [:]) throws -> PoiProcess.Result {
+        try PoiProcess.execute(URL(fileURLWithPath: "/bin/bash"), ["-c", line],
+                               environment: ["POI": PoiProcess.binary.path].merging(environment) { $1 },
+                               currentDirectory: URL(fileURLWithPath: dir))
+    }
+
+    static func object(_ text: String) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+    }
+
+    // MARK: §2 --json
+
+    @Test func importJSONPrintsAnErrorObjectOnUsageAndDatabaseFailures() throws {
+        let dir = try Self.scratch("jsonerr")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cases: [(args: [String], status: Int32, error: String)] = [
+            (["import", "p.csv", "--json"] + Self.unreachable, 3, "cannot reach MongoDB at 127.0.0.1:1: "),
+            (["import", "p.csv", "--json", "--batch-size", "0"], 2, "--batch-size must be between 1 and 100000"),
+            (["import", "p.csv", "--json", "--uri", "mongodb://frank:sekrit@/"], 2, "invalid MongoDB URI mongodb://frank:****@/"),
+            (["import", "missing.csv", "--json", "--dry-run"], 2, "missing.csv: cannot open"),
+            (["export", "-o", "x.geojson", "--json"] + Self.unreachable, 3, "cannot reach MongoDB at 127.0.0.1:1: "),
+            (["gc", "--json"] + Self.unreachable, 3, "cannot reach MongoDB at 127.0.0.1:1: "),
+            (["doctor", "--json", "--uri", "mongodb://frank:sekrit@/"], 2, "invalid MongoDB URI mongodb://frank:****@/"),
+        ]
+        for c in cases {
+            let r = try PoiProcess.run(c.args, currentDirectory: URL(fileURLWithPath: dir))
+            #expect(r.status == c.status, "\(c.args): \(r.all)")
+            let object = Self.object(r.stdout)
+            #expect((object?["error"] as? String)?.contains(c.error) == true, "\(c.args): stdout \(r.stdout)")
+            #expect(object?["exitStatus"] as? Int == Int(c.status), "\(c.args): stdout \(r.stdout)")
+            #expect(r.stdout.split(separator: "\n").count == 1, "one line: \(r.stdout)")
+            #expect(!r.all.contains("sekrit"))
+        }
+    }
+
+    @Test func everyJSONSummaryWriteIsCheckedWithoutADatabase() throws {
+        let dir = try Self.scratch("fulljson")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let image = OutputSafetyTests.samples.appendingPathComponent("images/coffee.jpg").path
+        for line in ["\"$POI\" check p.csv --json > /dev/full",
+                     "\"$POI\" import p.csv --dry-run --json > /dev/full",
+                     "\"$POI\" thumb \(image) -o out --json > /dev/full"] {
+            let r = try Self.shell(line + "; echo \"status $?\" >&2", in: dir)
+            #expect(r.stderr.hasSuffix("status 3\n"), "\(line): \(r.stderr)")
+            #expect(r.stderr.contains("No space left on device"), "\(line): \(r.stderr)")
+        }
+    }
+
+    @Test(.liveServer) func everyJSONSummaryWriteIsCheckedWithADatabase() throws {
+        let ws = try Workspace("cronfull")
+        defer { ws.cleanUp() }
+        let db = "--db \(ws.database) --uploads \(ws.path("uploads"))"
+        for line in ["\"$POI\" import Samples/places.csv \(db) --json > /dev/full",
+                     "\"$POI\" gc \(db) --json > /dev/full",
+                     "\"$POI\" doctor \(db) --json > /dev/full"] {
+            let r = try Self.shell(line + "; echo \"status $?\" >&2", in: ws.root.path, environment: ["MONGODB_URI": ws.uri])
+            #expect(r.stderr.hasSuffix("status 3\n"), "\(line): \(r.stderr)")
+        }
+    }
+
+    // MARK: §3 rejects files
+
+    @Test func importSkipsItsOwnRejectsFilesWithOneLine() throws {
+        let dir = try Self.scratch("ownrejects")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Yesterday's rejects beside the dumps, as a real run leaves them.
+        for (input, rejects) in [("p.csv", "p.rejects.csv"), ("x.geojson", "x.rejects.geojson")] {
+            let r = try PoiProcess.run(["import", input, "--dry-run", "--rejects", rejects, "--quiet"], currentDirectory: URL(fileURLWithPath: dir))
+            #expect(r.status == 1, "\(r.all)")
+        }
+        // Named like one but not one (no reason columns): a dump like any other.
+        try "id,name,lat,lon\nq1,Quay,1,2\n".write(toFile: dir + "/q.rejects.csv", atomically: true, encoding: .utf8)
+        let r = try PoiProcess.run(["import", "p.csv", "p.rejects.csv", "q.rejects.csv", "x.geojson", "x.rejects.geojson", "--dry-run", "--json"],
+                                   currentDirectory: URL(fileURLWithPath: dir))
+        #expect(r.status == 1, "\(r.all)")
+        let lines = r.stderr.split(separator: "\n").filter { $0.hasPrefix("poi: skipped") }
+        #expect(lines == ["poi: skipped p.rejects.csv: a rejects file of an earlier import, not a dump (import it alone once fixed)",
+                          "poi: skipped x.rejects.geojson: a rejects file of an earlier import, not a dump (import it alone once fixed)"],
+                "\(r.stderr)")
+        let summary = Self.object(r.stdout)
+        #expect(summary?["files"] as? Int == 3, "\(r.stdout)")
+        #expect(summary?["skippedRejectsFiles"] as? [String] == ["p.rejects.csv", "x.rejects.geojson"])
+        #expect(!FileManager.default.fileExists(atPath: dir + "/p.rejects.rejects.csv"))
+        // Named alone, it is imported: fix the rejects and import them again.
+        let alone = try PoiProcess.run(["import", "p.rejects.csv", "--dry-run", "--json"], currentDirectory: URL(fileURLWithPath: dir))
+        #expect(Self.object(alone.stdout)?["files"] as? Int == 1, "\(alone.all)")
+        #expect(!alone.stderr.contains("skipped"), "\(alone.stderr)")
+    }
+
+    @Test func theReadmeCronLineChainsOnFinishedWithRejects() throws {
+        let readme = try String(contentsOf: PoiProcess.repoRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let cron = readme.components(separatedBy: "```cron\n").dropFirst().first?.components(separatedBy: "```").first ?? ""
+        #expect(cron.contains("poi import /data/dumps/*.csv"), "\(cron)")
+        #expect(cron.contains("; [ $? -le 1 ] && /opt/poikit/poi export"), "\(cron)")
+        #expect(!cron.contains("--quiet && "), "exit 1 (finished with rejects) must not stop the export: \(cron)")
+    }
+
+    @Test(.liveServer) func defaultRejectsOfStdinAndPipesGoToAWritablePlaceNamedInTheSummary() throws {
+        let ws = try Workspace("cronstdin")
+        defer { ws.cleanUp() }
+        let env = ["MONGODB_URI": ws.uri]
+        let common = "--db \(ws.database) --uploads \(ws.path("uploads")) --json"
+        let cases: [(line: String, rejects: String)] = [
+            ("\"$POI\" import - \(common) < Samples/places.csv", ws.path("stdin.rejects.csv")),
+            ("\"$POI\" import /dev/stdin \(common) < Samples/places.csv", ws.path("stdin.rejects.csv")),
+            ("\"$POI\" import <(cat Samples/places.csv) \(common)", ws.path("fd")),
+        ]
+        for c in cases {
+            try? FileManager.default.removeItem(atPath: ws.path("stdin.rejects.csv"))
+            let r = try Self.shell(c.line, in: ws.root.path, environment: env)
+            #expect(r.status == 1, "\(c.line): \(r.all)")
+            let files = Self.object(r.stdout)?["rejectsFiles"] as? [String] ?? []
+            #expect(files.count == 1 && files[0].hasPrefix(c.rejects) && files[0].hasSuffix(".rejects.csv"), "\(c.line): \(r.stdout)")
+            if let file = files.first {
+                let text = try String(contentsOfFile: file, encoding: .utf8)
+                #expect(text.hasPrefix("id,name,address,lat,lon,description,tags,photo,opening_hours,_line,_field,_reason"))
+                try? FileManager.default.removeItem(atPath: file)
+            }
+            let summary = Self.object(r.stdout) ?? [:]
+            #expect(["inserted", "updated", "unchanged"].map { summary[$0] as? Int ?? 0 }.reduce(0, +) > 0, "\(r.stdout)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/dev/stdin.rejects.csv"))
+        #expect(!FileManager.default.fileExists(atPath: "/dev/fd/stdin.rejects.csv"))
+    }
+
+    @Test(.liveServer, .enabled(if: geteuid() == 0, "runs poi as nobody to make a folder read-only for it"))
+    func defaultRejectsOfAReadOnlyDumpsFolderGoToTheCurrentFolder() throws {
+        let ws = try Workspace("cronro")
+        defer { ws.cleanUp() }
+        // Root may write anywhere: an unprivileged user (nobody) sees the dumps folder read-only.
+        let work = ws.path("work")
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        for path in [ws.root.path, ws.path("Samples"), ws.path("Samples/images")] { chmod(path, 0o755) }
+        chmod(work, 0o777)
+        let line = "setpriv --reuid=65534 --regid=65534 --clear-groups \"$POI\" import ../Samples/places.csv "
+            + "--db \(ws.database) --gridfs --json"
+        let r = try Self.shell(line, in: work, environment: ["MONGODB_URI": ws.uri])
+        #expect(r.status == 1, "\(r.all)")
+        #expect(Self.object(r.stdout)?["rejectsFiles"] as? [String] == [work + "/places.rejects.csv"], "\(r.all)")
+        #expect(FileManager.default.fileExists(atPath: work + "/places.rejects.csv"))
+    }
+
+    // MARK: §4 a typo is not an empty success
+
+    @Test(.liveServer) func exportOfADatabaseWithoutLocationsIsAnErrorNamingTheOnesWithIt() throws {
+        let ws = try Workspace("crontypo")
+        defer { ws.cleanUp() }
+        #expect(try ws.poi(["import", "Samples/places.csv", "--quiet"]).status == 1)
+        #expect(try ws.poi(["export", "-o", "keep.geojson", "--quiet"]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: ws.path("keep.geojson")))
+        let typo = ws.database + "x"
+        let r = try PoiProcess.run(["export", "--db", typo, "-o", "keep.geojson"], environment: ["MONGODB_URI": ws.uri],
+                                   currentDirectory: ws.root)
+        #expect(r.status == 2, "\(r.all)")
+        #expect(r.stderr.hasPrefix("poi: database \(typo) has no locations collection (the database"), "\(r.stderr)")
+        #expect(r.stderr.contains(ws.database + ",") || r.stderr.contains(ws.database + ")"), "\(r.stderr)")
+        #expect(r.stderr.hasSuffix("Name the database with --db (or in the URI).\n"), "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.path("keep.geojson"))) == before)
+        // Nothing was created by looking.
+        #expect(try ws.python("import pymongo,sys; print(sys.argv[2] + 'x' in pymongo.MongoClient(sys.argv[1]).list_database_names())") == "False")
+    }
+
+    @Test(.liveServer) func anEmptyExportReplacesANonEmptyFileOnlyWithAllowEmpty() throws {
+        let ws = try Workspace("cronempty")
+        defer { ws.cleanUp() }
+        #expect(try ws.poi(["import", "Samples/places.csv", "--quiet"]).status == 1)
+        #expect(try ws.poi(["export", "-o", "keep.geojson", "--quiet"]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: ws.path("keep.geojson")))
+        let r = try ws.poi(["export", "--category", "no-such-category", "-o", "keep.geojson"])
+        #expect(r.status == 2, "\(r.all)")
+        #expect(r.stderr == "poi: no places matched, and the empty result would replace keep.geojson, which is not empty; "
+                + "left as it was. Give --allow-empty to replace it with the empty result.\n", "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.path("keep.geojson"))) == before)
+        #expect(ws.files(in: ".").filter { $0.contains(".tmp-") }.isEmpty)
+        let allowed = try ws.poi(["export", "--category", "no-such-category", "-o", "keep.geojson", "--allow-empty", "--quiet"])
+        #expect(allowed.status == 0, "\(allowed.all)")
+        #expect(try ws.features("keep.geojson").isEmpty)
+        // An empty export over an empty one (a nightly run with nothing to say) needs nothing.
+        #expect(try ws.poi(["export", "--category", "no-such-category", "-o", "keep.geojson", "--quiet"]).status == 0)
+        #expect(try ws.poi(["export", "--category", "no-such-category", "-o", "new.geojson", "--quiet"]).status == 0)
+    }
+
+    @Test func aQueryMustBeAJSONObject() throws {
+        for query in ["[]", "[1,2]", " [ {\"a\": 1} ]", "1", "\"x\""] {
+            let r = try PoiProcess.run(["export", "--query", query] + Self.unreachable)
+            #expect(r.status == 2, "\(query): \(r.all)")
+            #expect(r.stderr.hasPrefix("poi: query refused: the query must be a JSON object such as {\"categories\": \"museum\"}, and this is "),
+                    "\(query): \(r.stderr)")
+        }
+    }
+
+    @Test(.liveServer) func anUnknownOperatorIsAUsageErrorAndRepeatedQueriesCombine() throws {
+        let ws = try Workspace("cronquery")
+        defer { ws.cleanUp() }
+        try ExportAndThumbnailsTests.importSamples(ws)
+        for query in [#"{"$badop": 1}"#, #"{"name": {"$badop": 1}}"#] {
+            let r = try ws.poi(["export", "--query", query])
+            #expect(r.status == 2, "\(query): \(r.all)")
+            #expect(r.stderr.hasPrefix("poi: query refused: the server refused it: unknown "), "\(query): \(r.stderr)")
+            #expect(r.stderr.contains("operator: $badop"), "\(r.stderr)")
+        }
+        let both = try ws.poi(["export", "-o", "both.geojson", "--quiet",
+                               "--query", #"{"extra.wheelchair": true}"#, "--query", #"{"categories": "museum"}"#])
+        #expect(both.status == 0, "\(both.all)")
+        #expect(ExportAndThumbnailsTests.keys(try ws.features("both.geojson")) == ["geo-ams-1"])
+    }
+
+    @Test func aPasswordWithAnUnescapedAtNeverShows() throws {
+        let uri = "mongodb://bob:p@ssW0RD@127.0.0.1:1/db"
+        let dir = try Self.scratch("at")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let commands: [[String]] = [
+            ["import", "p.csv"], ["export", "-o", "out.geojson"], ["gc"], ["doctor"], ["thumbnails"],
+        ]
+        for command in commands {
+            for json in [false, true] {
+                let args = command + ["--uri", uri, "--server-timeout", "0.5"] + (json ? ["--json"] : [])
+                let r = try PoiProcess.run(args, currentDirectory: URL(fileURLWithPath: dir))
+                #expect(r.status == 2, "\(args): \(r.all)")
+                #expect(!r.all.lowercased().contains("ssw0rd"), "\(args): \(r.all)")
+                #expect(r.all.contains("invalid MongoDB URI mongodb://bob:****@127.0.0.1:1/db: the user name or password holds an '@'"),
+                        "\(args): \(r.all)")
+                if json { #expect(Self.object(r.stdout)?["exitStatus"] as? Int == 2, "\(args): \(r.stdout)") }
+            }
+        }
+        // The same from the environment, as cron sets it.
+        let env = try PoiProcess.run(["doctor", "--server-timeout", "0.5"], environment: ["MONGODB_URI": uri])
+        #expect(env.status == 2 && !env.all.lowercased().contains("ssw0rd"), "\(env.all)")
+    }
+
+    @Test func anEndlessInputFailsFastAtTheHeaderLimit() throws {
+        let dir = try Self.scratch("zero")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let message = "poi: -: invalid header: no header line within the first 1048576 bytes"
+        for (line, expected) in [
+            ("head -c 50M /dev/zero | timeout 20 \"$POI\" check -", message),
+            ("timeout 20 \"$POI\" check /dev/zero", "poi: /dev/zero: invalid header: no header line within the first 1048576 bytes"),
+            ("yes '' | timeout 20 \"$POI\" check -", "poi: -: invalid header: more than 4096 blank lines and no header line"),
+            ("head -c 50M /dev/zero | timeout 20 \"$POI\" import - --dry-run", message),
+        ] {
+            let started = Date()
+            let r = try Self.shell(line + "; echo \"status $?\" >&2", in: dir)
+            let seconds = Date().timeIntervalSince(started)
+            #expect(r.stderr.hasSuffix("status 2\n"), "\(line): \(r.stderr.suffix(300))")
+            #expect(r.stderr.hasPrefix(expected), "\(line): \(r.stderr.prefix(300))")
+            #expect(seconds < 10, "\(line): \(seconds) s")
+        }
+    }
+
+    // MARK: §6 messages
+
+    @Test func aDanglingUploadsLinkIsNamedAsSuch() throws {
+        let dir = try Self.scratch("dangling")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(symlink("nowhere/uploads", dir + "/uploads") == 0)
+        let r = try PoiProcess.run(["import", "p.csv", "--uploads", "uploads"] + Self.unreachable,
+                                   currentDirectory: URL(fileURLWithPath: dir))
+        #expect(r.status == 3, "\(r.all)")
+        #expect(r.stderr == "poi: uploads: the uploads folder is a symbolic link to nowhere/uploads, which does not exist\n", "\(r.stderr)")
+    }
+
+    @Test func aColumnTakenByAnotherFieldIsSaidToBe() throws {
+        let dir = try Self.scratch("taken")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try PoiProcess.run(["check", "p.csv", "--field", "name=lat"], currentDirectory: URL(fileURLWithPath: dir))
+        #expect(r.status == 2, "\(r.all)")
+        #expect(r.stderr.contains("p.csv: no latitude column: column lat is mapped to name. "
+                                  + "Map name to another column, or name the latitude column with --field latitude=COLUMN."),
+                "\(r.stderr)")
+    }
+}

@@ -1,0 +1,287 @@
+import Foundation
+import Testing
+
+/// Issue 18 §1–3: an export imports back unchanged, a key appears once per run, provenance is not
+/// content. Every test here runs `poi` end to end against the live server, and reads what it
+/// wrote with pymongo.
+@Suite(.serialized, .liveServer) struct RoundTripTests {
+    /// Every stored place, keyed by importKey, as sorted JSON: `_id`, `created_at`,
+    /// `updated_at` and `contentHash` (a digest over the content, the image's `_id` included)
+    /// left out, and each image link replaced by the SHA-256 of the bytes it points
+    /// at (ids differ between databases; the photos must not).
+    static let dumpScript = """
+    import pymongo, sys, json, hashlib, bson, os
+    db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+    uploads = sys.argv[3]
+    def digest(hexid):
+        f = db.files.find_one({'_id': bson.ObjectId(hexid)})
+        if f is None: return 'MISSING ' + hexid
+        with open(os.path.join(uploads, hexid + f['ext']), 'rb') as fh:
+            return f['role'] + ':' + hashlib.sha256(fh.read()).hexdigest()
+    def plain(v):
+        if isinstance(v, float) and v == 0 and str(v).startswith('-'): return '-0.0 (double)'
+        if isinstance(v, float): return repr(v) + ' (double)'
+        if isinstance(v, bool): return v
+        if isinstance(v, int): return str(v) + ' (int)'
+        if isinstance(v, dict): return {k: plain(x) for k, x in v.items()}
+        if isinstance(v, list): return [plain(x) for x in v]
+        return v
+    out = {}
+    for d in db.locations.find():
+        d.pop('_id'); d.pop('created_at', None); d.pop('updated_at', None); d.pop('contentHash', None)
+        for k in ('imageId', 'thumbnailId'):
+            if k in d: d[k] = digest(d[k])
+        out[d['importKey']] = plain(d)
+    print(json.dumps(out, sort_keys=True))
+    """
+
+    static func dump(_ ws: Workspace, uploads: String = "uploads") throws -> [String: Any] {
+        let text = try PoiProcess.python(dumpScript, [ws.uri, ws.database, ws.path(uploads)])
+        return try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
+    }
+
+    /// `importKey` → `updated_at` (ms since the epoch).
+    static func updatedAt(_ ws: Workspace) throws -> String {
+        try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(sorted((d['importKey'], d['updated_at'].isoformat()) for d in db.locations.find()))
+        """)
+    }
+
+    static func countWithImage(_ ws: Workspace) throws -> String {
+        try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(db.locations.count_documents({'imageId': {'$exists': True}}))
+        """)
+    }
+
+    /// Compares two dumps place by place, naming the first differences.
+    static func expectEqual(_ a: [String: Any], _ b: [String: Any], _ label: String) {
+        #expect(a.count == b.count, "\(label): \(a.count) places against \(b.count)")
+        var reported = 0
+        for key in a.keys.sorted() where reported < 3 {
+            let x = a[key].map { try! JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
+            let y = b[key].map { try! JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
+            if x != y {
+                reported += 1
+                let first = x.map { String(decoding: $0, as: UTF8.self) } ?? "absent"
+                let second = y.map { String(decoding: $0, as: UTF8.self) } ?? "absent"
+                Issue.record("\(label): place \(key) differs:\n\(first)\n\(second)")
+            }
+        }
+    }
+
+    /// 1,000 places, keys in `source_id`, 50 of them with a photo from Samples/images, and
+    /// coordinates finer than 7 decimals.
+    static func writeBigCSV(_ ws: Workspace) throws {
+        let photos = ["coffee.jpg", "rocket.jpg", "coins.png", "brick.png", "chelsea-cutout.png"]
+        var csv = "source_id,name,lat,lon,photo,tags,note\n"
+        for i in 0..<1000 {
+            let lat = i == 0 ? "28.000000001" : String(format: "%.9f", -60 + Double(i) * 0.1234567891)
+            let lon = String(format: "%.10f", -170 + Double(i) * 0.3333333333)
+            let photo = i % 20 == 0 ? "images/" + photos[(i / 20) % photos.count] : ""
+            csv += "S\(i),Place \(i),\(lat),\(lon),\(photo),t\(i % 7);u,note \(i)\n"
+        }
+        try csv.write(toFile: ws.path("big.csv"), atomically: true, encoding: .utf8)
+    }
+
+    @Test func importingYourOwnExportChangesNothing() throws {
+        let ws = try Workspace("rt-same")
+        defer { ws.cleanUp() }
+        try Self.writeBigCSV(ws)
+        let first = try ws.poi(["import", "big.csv", "--field", "id=source_id", "--images-dir", "Samples", "--json", "--quiet"])
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        #expect(int(try ws.json(first), "inserted") == 1000)
+        #expect(try Self.countWithImage(ws) == "50")
+        let before = try Self.dump(ws)
+        let times = try Self.updatedAt(ws)
+
+        #expect(ws.poiExport(["export", "-o", "rt.geojson"]) == 0)
+        let again = try ws.poi(["import", "rt.geojson", "--json", "--quiet"])
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        let s = try ws.json(again)
+        #expect(int(s, "unchanged") == 1000, "\(s)")
+        #expect(int(s, "updated") == 0, "\(s)")
+        #expect(try Self.countWithImage(ws) == "50")
+        #expect(try Self.updatedAt(ws) == times)
+        Self.expectEqual(before, try Self.dump(ws), "after re-importing the export")
+        // No stored image became unused (what `poi gc` would list, without its one-hour grace).
+        #expect(try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        used = set(db.locations.distinct('imageId')) | set(db.locations.distinct('thumbnailId'))
+        print(sorted(str(f['_id']) for f in db.files.find() if str(f['_id']) not in used))
+        """) == "[]")
+    }
+
+    @Test func coordinatesAndExtraNumbersComeBackExactly() throws {
+        let ws = try Workspace("rt-numbers")
+        defer { ws.cleanUp() }
+        try """
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","id":"n1","geometry":{"type":"Point","coordinates":[-0.12345678912345,28.000000001]},
+         "properties":{"name":"Numbers","negzero":-0.0,"five":5,"fivepointo":5.0,"tiny":1e-7,"huge":1.5e300,"neg":-2.5}}
+        ]}
+        """.write(toFile: ws.path("n.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "n.geojson", "--quiet"]).status == 0)
+        #expect(ws.poiExport(["export", "-o", "out.geojson"]) == 0)
+        let text = try String(contentsOfFile: ws.path("out.geojson"), encoding: .utf8)
+        #expect(text.contains(#""coordinates":[-0.12345678912345,28.000000001]"#), "\(text)")
+        #expect(text.contains(#""negzero":-0.0"#), "\(text)")
+        #expect(text.contains(#""five":5,"#), "\(text)")
+        #expect(text.contains(#""fivepointo":5.0"#), "\(text)")
+        // Rounding only when asked for.
+        #expect(ws.poiExport(["export", "-o", "r.geojson", "--precision", "7"]) == 0)
+        let rounded = try String(contentsOfFile: ws.path("r.geojson"), encoding: .utf8)
+        #expect(rounded.contains(#""coordinates":[-0.1234568,28]"#), "\(rounded)")
+
+        let before = try Self.dump(ws)
+        let again = try ws.json(try ws.poi(["import", "out.geojson", "--json", "--quiet"]))
+        #expect(int(again, "unchanged") == 1, "\(again)")
+        Self.expectEqual(before, try Self.dump(ws), "numbers after the round trip")
+    }
+
+    /// The acceptance suite over Samples/: CSV and GeoJSON → import → export (with images) →
+    /// import into the same database (nothing changes) and into a fresh one (the same documents,
+    /// links and image bytes included).
+    @Test(arguments: ["Samples/places.csv", "Samples/landmarks.geojson"])
+    func samplesRoundTrip(_ input: String) throws {
+        let ws = try Workspace("rt-samples")
+        defer { ws.cleanUp() }
+        let imported = try ws.poi(["import", input, "--quiet"])
+        #expect(imported.status == 1)  // the samples carry deliberate rejects
+        let original = try Self.dump(ws)
+        let times = try Self.updatedAt(ws)
+        let exp = try ws.poi(["export", "-o", "a/places.geojson", "--with-images", "a/images", "--quiet"])
+        #expect(exp.status == 0, "stderr: \(exp.stderr)")
+
+        let same = try ws.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        #expect(same.status == 0, "stderr: \(same.stderr)")
+        let s = try ws.json(same)
+        #expect(int(s, "unchanged") == original.count, "\(s)")
+        #expect(int(s, "updated") == 0 && int(s, "inserted") == 0, "\(s)")
+        #expect(try Self.updatedAt(ws) == times)
+        Self.expectEqual(original, try Self.dump(ws), "\(input): same database")
+
+        let fresh = try Workspace("rt-fresh")
+        defer { fresh.cleanUp() }
+        try FileManager.default.copyItem(atPath: ws.path("a"), toPath: fresh.path("a"))
+        let f = try fresh.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        #expect(f.status == 0, "stderr: \(f.stderr)")
+        #expect(int(try fresh.json(f), "inserted") == original.count)
+        Self.expectEqual(original, try Self.dump(fresh), "\(input): fresh database")
+    }
+
+    @Test func aFileWithoutAnImageColumnKeepsTheLinkAnEmptyCellUnlinks() throws {
+        let ws = try Workspace("rt-links")
+        defer { ws.cleanUp() }
+        try "id,name,lat,lon,photo\nA,Alpha,1,2,Samples/images/coffee.jpg\nB,Beta,3,4,Samples/images/rocket.jpg\n"
+            .write(toFile: ws.path("with.csv"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "with.csv", "--quiet"]).status == 0)
+        try "id,name,lat,lon\nA,Alpha,1,2\n".write(toFile: ws.path("without.csv"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "without.csv", "--quiet"]).status == 0)
+        #expect(try Self.countWithImage(ws) == "2")
+        try "id,name,lat,lon,photo\nB,Beta,3,4,\n".write(toFile: ws.path("empty.csv"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "empty.csv", "--quiet"]).status == 0)
+        #expect(try Self.countWithImage(ws) == "1")
+    }
+
+    // MARK: §3 provenance
+
+    @Test func renamingOrShorteningADumpChangesNothing() throws {
+        let ws = try Workspace("rt-provenance")
+        defer { ws.cleanUp() }
+        var rows = ["id,name,lat,lon"]
+        for i in 0..<50 { rows.append("P\(i),Place \(i),\(Double(i) / 10),\(Double(i) / 7)") }
+        try (rows.joined(separator: "\n") + "\n").write(toFile: ws.path("dump-2026-11-22.csv"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "dump-2026-11-22.csv", "--quiet"]).status == 0)
+        let times = try Self.updatedAt(ws)
+        try FileManager.default.moveItem(atPath: ws.path("dump-2026-11-22.csv"), toPath: ws.path("dump-2026-11-23.csv"))
+        let renamed = try ws.json(try ws.poi(["import", "dump-2026-11-23.csv", "--json", "--quiet"]))
+        #expect(int(renamed, "unchanged") == 50, "\(renamed)")
+        rows.remove(at: 2)
+        try (rows.joined(separator: "\n") + "\n").write(toFile: ws.path("dump-2026-11-24.csv"), atomically: true, encoding: .utf8)
+        let shorter = try ws.json(try ws.poi(["import", "dump-2026-11-24.csv", "--json", "--quiet"]))
+        #expect(int(shorter, "unchanged") == 49, "\(shorter)")
+        #expect(try Self.updatedAt(ws) == times)
+        // Provenance is kept: the file and line the stored content came from (an unchanged place
+        // is not rewritten, so it keeps its first file).
+        #expect(try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(db.locations.find_one({'importKey': 'P3'})['source'])
+        """) == "{'file': 'dump-2026-11-22.csv', 'line': 5}")
+    }
+
+    // MARK: §2 duplicate keys
+
+    @Test func aDuplicateKeyIsRejectedNamingTheFirstLine() throws {
+        let ws = try Workspace("dup")
+        defer { ws.cleanUp() }
+        try "id,name,lat,lon\nA1,First,10,20\nA1,Second,11,21\n".write(toFile: ws.path("d.csv"), atomically: true, encoding: .utf8)
+        let r = try ws.poi(["import", "d.csv"])
+        #expect(r.status == 1, "stderr: \(r.stderr)")
+        #expect(r.stderr.contains("duplicate key of line 2"), "stderr: \(r.stderr)")
+        let rejects = try String(contentsOfFile: ws.path("d.rejects.csv"), encoding: .utf8)
+        #expect(rejects.contains("A1,Second,11,21,3,"), "\(rejects)")
+        func names() throws -> String {
+            try ws.python("""
+            import pymongo, sys
+            db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+            print(sorted(d['name'] for d in db.locations.find()))
+            """)
+        }
+        #expect(try names() == "['First']")
+        let last = try ws.poi(["import", "d.csv", "--on-duplicate", "last", "--quiet"])
+        #expect(last.status == 0, "stderr: \(last.stderr)")
+        #expect(try names() == "['Second']")
+        let first = try ws.poi(["import", "d.csv", "--on-duplicate", "first", "--json", "--quiet"])
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        #expect(int(try ws.json(first), "duplicates") == 1)
+        #expect(try names() == "['First']")
+    }
+
+    @Test func anExactDuplicateRowCountsAsUnchanged() throws {
+        let ws = try Workspace("dup-exact")
+        defer { ws.cleanUp() }
+        try "id,name,lat,lon\nA1,First,10,20\nA1,First,10,20\n".write(toFile: ws.path("d.csv"), atomically: true, encoding: .utf8)
+        let r = try ws.poi(["import", "d.csv", "--json", "--quiet"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let s = try ws.json(r)
+        #expect(int(s, "inserted") == 1 && int(s, "unchanged") == 1 && int(s, "updated") == 0 && int(s, "rejected") == 0, "\(s)")
+    }
+
+    @Test func numberAndStringIdsFollowOneRule() throws {
+        let ws = try Workspace("dup-ids")
+        defer { ws.cleanUp() }
+        try """
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","id":7,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"Seven"}},
+        {"type":"Feature","id":"7","geometry":{"type":"Point","coordinates":[3,4]},"properties":{"name":"Seven text"}},
+        {"type":"Feature","id":7.0,"geometry":{"type":"Point","coordinates":[5,6]},"properties":{"name":"Seven point oh"}}
+        ]}
+        """.write(toFile: ws.path("ids.geojson"), atomically: true, encoding: .utf8)
+        let r = try ws.poi(["import", "ids.geojson", "--json"])
+        #expect(r.status == 1, "stderr: \(r.stderr)")
+        let s = try ws.json(r)
+        #expect(int(s, "inserted") == 1 && int(s, "rejected") == 2, "\(s)")
+        #expect(r.stderr.contains("duplicate key of feature 0"), "stderr: \(r.stderr)")
+    }
+
+    @Test func theKeySourceIsAnnounced() throws {
+        let ws = try Workspace("dup-announce")
+        defer { ws.cleanUp() }
+        // No id column: the fallback key is announced once, and the id-like column is suggested.
+        try "source_id,name,lat,lon\nX1,Town,10,20\nX2,Airport,10,20\nX3,Other,1,1\n"
+            .write(toFile: ws.path("a.csv"), atomically: true, encoding: .utf8)
+        let r = try ws.poi(["import", "a.csv"])
+        #expect(r.stderr.components(separatedBy: "name + coordinates").count == 2, "stderr: \(r.stderr)")
+        #expect(r.stderr.contains("--field id=source_id"), "stderr: \(r.stderr)")
+        // The id column used is named.
+        try "id,name,lat,lon\nX1,Town,10,20\n".write(toFile: ws.path("b.csv"), atomically: true, encoding: .utf8)
+        let b = try ws.poi(["import", "b.csv", "--progress"])
+        #expect(b.stderr.contains("keys from column \"id\""), "stderr: \(b.stderr)")
+    }
+}
