@@ -14,6 +14,7 @@ help:
 	@echo "make setup | build | db-start | db-stop | clean"
 	@echo "make bench   every benchmark beside its peers, one table (out/bench.json)"
 	@echo "make crash-test | fault-test | hostile-test | fuzz SECONDS=N   reliability suites and fuzzers"
+	@echo "make lint    the module rules of DESIGN §3 (self-test first, then this tree)"
 
 setup:
 	@scripts/setup.sh
@@ -40,7 +41,7 @@ demo: build
 
 clean:
 	-@scripts/db.sh stop
-	rm -rf .build .data out
+	rm -rf .build .data out Benchmarks/.build .build-fuzz
 
 # Formats benchmark (issue 4): poi check/convert vs Python csv/json and ogr2ogr, peak RSS on 10x input.
 .PHONY: bench-formats
@@ -69,6 +70,18 @@ fuzz-images:
 .PHONY: bench-jobs
 bench-jobs: build
 	@scripts/db.sh with .venv/bin/python scripts/bench-jobs.py
+
+# poi serve benchmark (issue 14): poi serve vs the tutorial's Express server and nginx sendfile,
+# wrk on loopback (DURATION= seconds per run); wrk and nginx-light from Debian.
+.PHONY: bench-serve
+bench-serve: build
+	@command -v wrk >/dev/null || $(MAKE) --no-print-directory bench-serve-deps
+	@POI=$(CURDIR)/$(RELEASE_BIN) scripts/db.sh with .venv/bin/python scripts/bench-serve.py
+
+.PHONY: bench-serve-deps
+bench-serve-deps:
+	@if [ "$$(id -u)" -eq 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk nginx-light >/dev/null; \
+	else echo "bench-serve: needs wrk and nginx-light (apt-get install wrk nginx-light)" >&2; fi
 
 # Every benchmark in one run, ending with one table (also out/bench.json). BENCHES= to choose.
 .PHONY: bench
@@ -103,3 +116,11 @@ fuzz-formats:
 # Every fuzz target, SECONDS each; both sets run even when the first finds a crash.
 fuzz:
 	@s=0; $(MAKE) --no-print-directory fuzz-images || s=1; $(MAKE) --no-print-directory fuzz-formats || s=1; exit $$s
+
+# The module rules of DESIGN §3 (scripts/lint-modules.py): first the self-test (one planted
+# violation per rule kind must be reported), then this tree. Needs only python3 and swift.
+.PHONY: lint
+LINT_PYTHON = $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
+lint:
+	@$(LINT_PYTHON) scripts/lint-modules.py --self-test
+	@$(LINT_PYTHON) scripts/lint-modules.py

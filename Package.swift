@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // PoiKit: batch tools (import, export, thumbnails) for a TourMyTown-style POI backend.
 // Module layout and the rules of who may depend on whom: ../shared/DESIGN.md §3.
 import PackageDescription
@@ -8,11 +8,25 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "poi", targets: ["poi"]),
-        .library(name: "PoiKit", targets: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs"]),
+        .library(name: "PoiKit", targets: ["PoiModel", "PoiFiles", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs"]),
+        // One layer each, for packages that need only that layer (Fuzz/ reads formats, Benchmarks/
+        // drives the store) and should not build libmongoc or libjpeg code they never call.
+        .library(name: "PoiFormats", targets: ["PoiModel", "PoiFormats"]),
+        .library(name: "PoiStore", targets: ["PoiFiles", "PoiStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // `poi serve` only (PoiServer). Hummingbird without its ConfigurationSupport trait, which
+        // would build swift-configuration for nothing; never HummingbirdTesting (AsyncHTTPClient
+        // and BoringSSL cost minutes of cold build: the tests use loopback HTTP with curl instead).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // System libraries: module maps only, no code.
@@ -23,42 +37,55 @@ let package = Package(
         .systemLibrary(name: "CMongoC", pkgConfig: "libmongoc-1.0",
                        providers: [.apt(["libmongoc-dev", "libbson-dev"])]),
 
-        // The only hand-written C: setjmp-guarded libjpeg/libpng calls.
-        .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG"],
-                cSettings: [.unsafeFlags(["-O2"])]),
+        // The only hand-written C: setjmp-guarded libjpeg/libpng calls and the pixel kernels
+        // (why they are C: Sources/CCodecs/README.md). No flags: SwiftPM builds C -O2 in release.
+        .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG"], exclude: ["README.md"]),
 
+        // Local files: whole-file reads, atomic writes, paths (FilePath), temporary-file cleanup.
+        .target(name: "PoiFiles",
+                dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+                exclude: ["README.md"]),
         .target(name: "PoiModel",
                 dependencies: [.product(name: "Crypto", package: "swift-crypto")],
                 exclude: ["README.md"]),
-        // Parsers' hot loops live in final classes; dynamic exclusivity checks on their stored
-        // properties cost ~10% of `poi check` (make bench-formats), and the classes are never
-        // shared across threads, so checking is left to the compiler's static analysis.
-        .target(name: "PoiFormats", dependencies: ["PoiModel"], exclude: ["README.md"],
-                swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
+        .target(name: "PoiFormats", dependencies: ["PoiModel"], exclude: ["README.md"]),
         .target(name: "PoiImaging", dependencies: ["CCodecs"], exclude: ["README.md"]),
-        .target(name: "PoiStore", dependencies: ["CMongoC",
+        .target(name: "PoiStore", dependencies: ["CMongoC", "PoiFiles",
                                                  .product(name: "Crypto", package: "swift-crypto")],
                 exclude: ["README.md"]),
-        .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore",
+        .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiFiles",
                                                .product(name: "Crypto", package: "swift-crypto")],
                 exclude: ["README.md"]),
+        // HTTP routes of `poi serve`: request parsing, limits and response mapping over PoiStore,
+        // PoiImaging and PoiFormats (DESIGN.md §3, §7).
+        .target(name: "PoiServer", dependencies: [
+            "PoiStore", "PoiImaging", "PoiFormats", "PoiModel", "PoiFiles", "PoiJobs",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "MultipartKit", package: "multipart-kit"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], exclude: ["README.md"]),
         .executableTarget(name: "poi", dependencies: [
-            "PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs",
+            "PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiFiles", "PoiServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        // Benchmark driver for `make bench-store` (not a user-facing command).
-        .executableTarget(name: "poi-bench-store", dependencies: ["PoiStore"], path: "Benchmarks/StoreBench"),
-        // libFuzzer harness for `make fuzz-formats` (built with -sanitize=fuzzer by
-        // scripts/fuzz-formats.sh); a plain build makes a replayer of saved inputs.
-        .executableTarget(name: "poi-fuzz-formats", dependencies: ["PoiFormats", "PoiModel"],
-                          path: "Fuzz/FormatsFuzz"),
+        // Benchmark drivers and fuzz harnesses are packages of their own (Benchmarks/, Fuzz/),
+        // depending on this one by path, so this package ships no executables but `poi`.
 
         .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
+        .testTarget(name: "PoiFilesTests", dependencies: ["PoiFiles"]),
         .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"], exclude: ["FuzzRegressions"]),
         .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs"], exclude: ["Fixtures"]),
         .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "CMongoC"]),
         .testTarget(name: "PoiJobsTests", dependencies: ["PoiJobs", "PoiStore", "PoiModel"]),
         // Runs the built `poi` binary end to end (exit codes, messages, --json).
         .testTarget(name: "PoiCLITests", dependencies: ["poi"]),
+        // `poi serve` over real loopback HTTP (curl) against a live database.
+        .testTarget(name: "PoiServerTests", dependencies: ["PoiServer", "PoiStore", "poi"]),
     ]
 )

@@ -3,18 +3,19 @@
 # the same work against the same server in the same run. Prints wall time and client user+sys CPU
 # per phase, and PoiKit/pymongo ratios (target: client CPU <= 0.5x pymongo in both directions).
 #   N=100000 scripts/bench-store.sh     (MONGODB_URI: an existing server; else an embedded one)
-# Env: N (documents), BATCH, SCRATCH (SwiftPM scratch path, default .build).
+# The driver, poi-bench-store, is in the Benchmarks/ package (it depends on this one by path).
+# Env: N (documents), BATCH, SCRATCH (SwiftPM scratch path, default Benchmarks/.build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-100000}
 BATCH=${BATCH:-1000}
-SCRATCH=${SCRATCH:-.build}
+SCRATCH=${SCRATCH:-Benchmarks/.build}
 
 if [ -z "${MONGODB_URI:-}" ]; then
   exec scripts/db.sh with "$0" "$@"
 fi
 
-swift build -c release --scratch-path "$SCRATCH" --product poi-bench-store >&2
+swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH" --product poi-bench-store >&2
 BIN="$SCRATCH/release/poi-bench-store"
 DB="poikit_bench_$$"
 out=$(mktemp)

@@ -10,7 +10,7 @@ import json, os, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "out")
-SUITES = [s for s in os.environ.get("BENCHES", "bench-images bench-formats bench-store bench-jobs").split()]
+SUITES = [s for s in os.environ.get("BENCHES", "bench-images bench-formats bench-store bench-jobs bench-serve").split()]
 
 
 def main():
