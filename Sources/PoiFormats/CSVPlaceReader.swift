@@ -48,7 +48,7 @@ public final class CSVPlaceReader {
         if tokenizer.overflowed {
             let limits = options.limits
             let blank = tokenizer.fieldCount == 0 || (tokenizer.fieldCount == 1 && tokenizer.field(0).isEmpty)
-            throw .invalidHeader(file: file, reason: tokenizer.fieldCount >= limits.maxFields
+            throw .invalidHeader(file: file, reason: tokenizer.firstLimitCrossed == .fields
                 ? "the header has more than \(limits.maxFields) columns"
                 : blank ? "more than \(CSVTokenizer.maxBlankLinesBeforeHeader) blank lines and no header line; reading stopped there"
                 : "no header line within the first \(limits.maxRecordBytes) bytes (a header ends with a line break "

@@ -53,6 +53,13 @@ public final class CSVTokenizer {
     public private(set) var recordLine = 0
     /// The record went over `maxRecordBytes` or `maxFields`; its content is truncated.
     public private(set) var overflowed = false
+    /// Which limit the record crossed first, in input order (nil when within both). The header
+    /// stops being read at the end of the chunk where it went over, so only the first limit
+    /// crossed is the same whatever the chunk sizes: a header over both limits is described by
+    /// this one.
+    public private(set) var firstLimitCrossed: Limit?
+
+    public enum Limit: Sendable { case fields, bytes }
     /// The file ended inside a quoted field.
     public private(set) var unterminatedQuote = false
     /// The current record's bytes as in the input, from its first byte to the end of its line end
@@ -161,6 +168,7 @@ public final class CSVTokenizer {
     private func store(_ record: RecordInfo) {
         recordLine = record.line
         overflowed = record.overflowed
+        firstLimitCrossed = record.firstLimitCrossed
         unterminatedQuote = record.unterminatedQuote
         lineEndLength = record.lineEndLength
     }
@@ -169,6 +177,7 @@ public final class CSVTokenizer {
     struct RecordInfo {
         var line: Int
         var overflowed: Bool
+        var firstLimitCrossed: Limit?
         var unterminatedQuote: Bool
         /// The record's raw bytes were appended (asked for, and the record is within the limits).
         var rawKept: Bool
@@ -193,6 +202,7 @@ public final class CSVTokenizer {
         var rawKept = keepRaw
         let maxRaw = keepRaw ? maxRawBytes : 0
         var overflowed = false
+        var firstLimitCrossed: Limit?
         var unterminatedQuote = false
         var recordLine = 0
         var state = State.fieldStart
@@ -207,8 +217,12 @@ public final class CSVTokenizer {
         var blankLines = 0
         defer { self.line = line; self.quotedCR = quotedCR }
 
+        @inline(__always) func crossed(_ limit: Limit) {
+            if !overflowed { firstLimitCrossed = limit }
+            overflowed = true
+        }
         @inline(__always) func endField() {
-            if ends.count - endsBase < maxFields { ends.append(bytes.count) } else { overflowed = true }
+            if ends.count - endsBase < maxFields { ends.append(bytes.count) } else { crossed(.fields) }
         }
         @inline(__always) func finish(lineEnd: Int) -> RecordInfo {
             // Past `maxFields`, bytes were appended with no field end: drop them, or they would
@@ -217,7 +231,8 @@ public final class CSVTokenizer {
             if bytes.count > lastEnd { bytes.removeSubrange(lastEnd...) }
             // An over-limit record is rejected for its size; a part of it is no use to anyone.
             if overflowed && rawKept { rawKept = false; raw.removeSubrange(rawBase...) }
-            return RecordInfo(line: recordLine, overflowed: overflowed, unterminatedQuote: unterminatedQuote,
+            return RecordInfo(line: recordLine, overflowed: overflowed, firstLimitCrossed: firstLimitCrossed,
+                              unterminatedQuote: unterminatedQuote,
                               rawKept: rawKept, lineEndLength: lineEnd)
         }
 
@@ -251,12 +266,12 @@ public final class CSVTokenizer {
                         // whatever the chunk boundaries (short reads from a pipe).
                         var to = to
                         let used = bytes.count - bytesBase
-                        if used + (to - from) > maxBytes { overflowed = true; to = from + max(0, maxBytes - used) }
+                        if used + (to - from) > maxBytes { crossed(.bytes); to = from + max(0, maxBytes - used) }
                         if to > from { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[from..<to])) }
                     }
                 }
                 @inline(__always) func appendByte(_ b: UInt8) {
-                    if bytes.count - bytesBase >= maxBytes { overflowed = true; return }
+                    if bytes.count - bytesBase >= maxBytes { crossed(.bytes); return }
                     bytes.append(b)
                 }
                 scan: while i < n {
@@ -323,7 +338,7 @@ public final class CSVTokenizer {
                 // rather than read on to an end that may never come.
                 headerScanned += i - segmentStart
                 if overflowed || headerScanned > maxRawBytes {
-                    overflowed = true
+                    crossed(.bytes)
                     if rawKept { rawKept = false; raw.removeSubrange(rawBase...) }
                     if !started { started = true; recordLine = line }
                     endField()

@@ -57,6 +57,31 @@ import Glibc
         }
     }
 
+    @Test func aHeaderOverBothLimitsIsDescribedByTheOneCrossedFirst() throws {
+        var limits = ReadLimits()
+        limits.maxRecordBytes = 512
+        limits.maxFields = 32
+        let options = ReadOptions(limits: limits)
+        func reason(_ header: String, chunkSize: Int) -> String {
+            let bytes = Array((header + "\nA,1,2\n").utf8)
+            do {
+                _ = try CSVPlaceReader(source: ByteSource(bytes: bytes, name: "h.csv", chunkSize: chunkSize), options: options)
+                return "read"
+            } catch {
+                return "\(error)"
+            }
+        }
+        // Bytes first (a 600-byte column, then 40 more): whole or in short reads, the same words.
+        let wide = String(repeating: "x", count: 600) + String(repeating: ",y", count: 40)
+        // Columns first (40 short ones, then a 600-byte one).
+        let many = String(repeating: "y,", count: 40) + String(repeating: "x", count: 600)
+        for size in [1, 7, 64, 1 << 16] {
+            #expect(reason(wide, chunkSize: size).hasSuffix("no header line within the first 512 bytes "
+                + "(a header ends with a line break within the record size limit); reading stopped there"), "chunks of \(size)")
+            #expect(reason(many, chunkSize: size) == "h.csv: invalid header: the header has more than 32 columns", "chunks of \(size)")
+        }
+    }
+
     @Test func geojsonBOMAndLeadingBlanksSurviveShortReads() throws {
         let doc = "\u{FEFF}  \n {\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[2,1]},\"properties\":{\"name\":\"A\"}}"
         for size in 1...4 {
