@@ -30,6 +30,18 @@ import Testing
         #expect(r.scrub("failed with \(secret) in it") == "failed with **** in it")
     }
 
+    /// An `@` in an option value is not the end of a user-info (issue 19: doctor showed
+    /// `mongodb://127.0.0.1:****@night` for `?appname=team@night`), once libmongoc has parsed
+    /// the URI and so says where its user-info is.
+    @Test func anAtSignInAnOptionIsNotTakenForTheUserInfo() throws {
+        #expect(Redactor(uri: "mongodb://127.0.0.1:1/db?appname=team@night", parsedByDriver: true).redactedURI
+                == "mongodb://127.0.0.1:1/db?appname=team@night")
+        let r = Redactor(uri: "mongodb://bob:pw@h:1/db?appname=a@b", decodedPassword: "pw", parsedByDriver: true)
+        #expect(r.redactedURI == "mongodb://bob:****@h:1/db?appname=a@b")
+        let connection = try MongoConnection(uri: "mongodb://127.0.0.1:1/db?appname=team@night")
+        #expect(connection.redactedURI == "mongodb://127.0.0.1:1/db?appname=team@night")
+    }
+
     @Test func unreachableServerNamesHostAndPortWithoutThePassword() throws {
         let port = FreePort.find()
         var options = ConnectionOptions()

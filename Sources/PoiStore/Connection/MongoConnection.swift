@@ -64,7 +64,7 @@ public final class MongoConnection: @unchecked Sendable {
                                   + "(write it as %40; the same for ':' '/' '?' '#' '[' ']' and '%')")
         }
         let password = mongoc_uri_get_password(uri).map { String(cString: $0) }
-        self.redactor = Redactor(uri: uriString, decodedPassword: password)
+        self.redactor = Redactor(uri: uriString, decodedPassword: password, parsedByDriver: true)
         self.hosts = Self.hostList(uri)
         self.uriDatabase = mongoc_uri_get_database(uri).map { String(cString: $0) }
 

@@ -13,7 +13,11 @@ public struct Redactor: Sendable {
     /// Option names whose values are secrets (compared lowercased, by substring).
     static let sensitiveOptionFragments = ["password", "secret", "token", "authmechanismproperties"]
 
-    public init(uri: String, decodedPassword: String? = nil) {
+    /// `parsedByDriver`: libmongoc accepted the URI, so its user-info is where libmongoc looks for
+    /// one — before the first `/` after the scheme (libmongoc refuses an unescaped `/` in a
+    /// password) — and an `@` later on (`?appname=team@night`) is an option value, not the end of
+    /// a password. A URI libmongoc refused is masked up to its last `@`, erring on the safe side.
+    public init(uri: String, decodedPassword: String? = nil, parsedByDriver: Bool = false) {
         var secrets: [String] = []
         func addSecret(_ s: Substring) {
             guard !s.isEmpty else { return }
@@ -24,7 +28,8 @@ public struct Redactor: Sendable {
         if let schemeEnd = uri.range(of: "://") {
             var rest = uri[schemeEnd.upperBound...]
             var prefix = String(uri[..<schemeEnd.upperBound])
-            if let at = rest.lastIndex(of: "@") {
+            let userInfoArea = parsedByDriver ? rest[..<(rest.firstIndex(of: "/") ?? rest.endIndex)] : rest
+            if let at = userInfoArea.lastIndex(of: "@") {
                 let userinfo = rest[..<at]
                 if let colon = userinfo.firstIndex(of: ":") {
                     addSecret(userinfo[userinfo.index(after: colon)...])
