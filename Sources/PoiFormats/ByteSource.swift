@@ -37,6 +37,20 @@ public final class ByteSource {
         fd = f
     }
 
+    /// Whether `init(path:)` would open `path`, without opening it: a run of several inputs checks
+    /// them all before writing anything. Opening is left to the read itself because opening a
+    /// FIFO or `<(cmd)` and closing it again would end the writer's pipe; those are only checked
+    /// to exist. Throws what `init(path:)` would.
+    public static func checkReadable(path: String) throws(FormatError) {
+        if path == "-" { return }
+        var st = stat()
+        if stat(path, &st) != 0 { throw .cannotOpen(file: path, reason: String(cString: strerror(errno))) }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw .cannotOpen(file: path, reason: "is a directory") }
+        if (st.st_mode & S_IFMT) == S_IFREG && access(path, R_OK) != 0 {
+            throw .cannotOpen(file: path, reason: String(cString: strerror(errno)))
+        }
+    }
+
     /// Serves `prefix` first, then the rest of `then` (format sniffing without seeking).
     init(prefix: [UInt8], then rest: ByteSource) {
         name = rest.name

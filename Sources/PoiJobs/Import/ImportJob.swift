@@ -74,6 +74,15 @@ public final class ImportJob {
         // input either: tonight's rejects replace it (or, on a clean night, remove it).
         let skipped = files.count > 1 ? Set(files.filter(RejectsLocation.isOwnRejectsFile)) : []
         self.inputs = files.filter { !skipped.contains($0) }
+        // Every input is checked before anything is written: a dump rotated away between cron's
+        // glob and the open (or `- -`) is refused while nothing is imported, not after the first
+        // inputs were, when the error would be all the run could say.
+        if inputs.filter({ $0 == "-" }).count > 1 {
+            throw .input(.cannotOpen(file: "-", reason: "standard input is named more than once"))
+        }
+        for file in inputs {
+            do { try ByteSource.checkReadable(path: file) } catch { throw .input(error) }
+        }
         do { try places?.prepare() } catch { throw .store(error) }
         for file in files {
             if skipped.contains(file) { summary.skippedRejectsFiles.append(file); continue }

@@ -36,6 +36,13 @@ public struct GridFSStore: FileStore {
         return Int(d["length"]?.int64Value ?? 0)
     }
 
+    /// A chunk's data size; 0 for a `data` that is not binary (damaged by another tool), which
+    /// `$binarySize` alone would turn into an error ending the whole scan.
+    static let chunkDataSize: BSONDocument = [
+        "$cond": [.document(["$eq": [.document(["$type": "$data"]), "binData"]]),
+                  .document(["$binarySize": "$data"]), 0],
+    ]
+
     public func listStoredBytes() throws(StoreError) -> (items: [StoredBytes], temporary: [String]) {
         let cursor = try database.collection(bucket.bucketName + ".files")
             .find(BSONDocument(), projection: ["_id": 1, "filename": 1, "length": 1, "chunkSize": 1], batchSize: 1000)
@@ -53,36 +60,57 @@ public struct GridFSStore: FileStore {
             items.append(StoredBytes(id: id, name: d["filename"]?.stringValue ?? id?.hex ?? "?", size: length))
         }
         // Chunks of uploads that never completed (no `.files` document): bytes without a name.
-        // Streamed, not `distinct` (its one reply is capped at 16 MB). The hint on the GridFS
-        // index makes it an index-only scan; without it the server would read every chunk's
-        // data. A bucket whose index is missing (chunks written by other tools) is scanned plain.
-        var orphans = Set<ObjectId>()
+        // Streamed, not `distinct` (its one reply is capped at 16 MB). Each chunk's data size
+        // comes back as a number (`$binarySize`, MongoDB 4.4+): the server reads the data but
+        // none of it crosses the wire, and a truncated chunk is caught on every run, as a
+        // truncated file in uploads mode is by its size. A server that refuses the expression
+        // gets the chunk count alone, index-only with a hint on the GridFS index, plain when that
+        // index is missing (chunks written by other tools).
+        var orphans: [ObjectId] = []
         var chunkCount: [ObjectId: Int] = [:]
+        var chunkBytes: [ObjectId: Int] = [:]
+        var sizesKnown = false
         let chunks = database.collection(bucket.bucketName + ".chunks")
-        for hint in [["files_id": 1, "n": 1] as BSONDocument, nil] {
+        let attempts: [(projection: BSONDocument, hint: BSONDocument?)] = [
+            (["_id": 0, "files_id": 1, "size": .document(Self.chunkDataSize)], nil),
+            (["_id": 0, "files_id": 1], ["files_id": 1, "n": 1]),
+            (["_id": 0, "files_id": 1], nil),
+        ]
+        for (k, attempt) in attempts.enumerated() {
             var seen = 0
+            var orphanSet = Set<ObjectId>()
+            orphans.removeAll()
+            chunkCount.removeAll()
+            chunkBytes.removeAll()
             do {
-                let cursor = try chunks.find(BSONDocument(), projection: ["_id": 0, "files_id": 1], batchSize: 10_000, hint: hint)
+                let cursor = try chunks.find(BSONDocument(), projection: attempt.projection, batchSize: 10_000, hint: attempt.hint)
                 while let d = try cursor.next() {
                     seen += 1
                     guard let id = d["files_id"]?.objectIdValue else { continue }
                     if expectedChunks[id] != nil {
                         chunkCount[id, default: 0] += 1
-                    } else if orphans.insert(id).inserted {
-                        items.append(StoredBytes(id: id, name: id.hex + " (chunks only)"))
+                        if let size = d["size"]?.int64Value { chunkBytes[id, default: 0] += Int(size) }
+                    } else if orphanSet.insert(id).inserted {
+                        orphans.append(id)
                     }
                 }
+                sizesKnown = k == 0
                 break
             } catch {
-                // Only the server refusing the hint (BadValue) is retried plain: a dead server is
-                // not waited out twice.
-                guard hint != nil, seen == 0, case .server = error else { throw error }
+                // Only the server refusing the query (a bad value, an unknown expression or hint)
+                // is retried: a dead server is not waited out three times.
+                guard k < attempts.count - 1, seen == 0, case .server = error else { throw error }
             }
         }
+        items += orphans.map { StoredBytes(id: $0, name: $0.hex + " (chunks only)") }
         for i in items.indices {
             guard let id = items[i].id, let expected = expectedChunks[id] else { continue }
             let found = chunkCount[id] ?? 0
-            if found != expected { items[i].damage = "\(found) of \(expected) chunks" }
+            if found != expected {
+                items[i].damage = "\(found) of \(expected) chunks"
+            } else if sizesKnown, let length = items[i].size, (chunkBytes[id] ?? 0) != length {
+                items[i].damage = "\(chunkBytes[id] ?? 0) of \(length) bytes"
+            }
         }
         return (items, [])
     }
