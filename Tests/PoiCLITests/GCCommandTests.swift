@@ -213,13 +213,19 @@ import Testing
         // `all` lifts the limit; a value that is neither a count nor `all` is a usage error.
         #expect(try report(ws, ["--delete", "--max-delete", "all"]).status == 0)
         #expect(try PoiProcess.run(["gc", "--delete", "--max-delete", "lots"]).status == 2)
-        #expect(try PoiProcess.run(["gc", "--delete", "--max-delete", "-1"]).status == 2)
+        // A negative count is named as the invalid value, not taken for a missing one.
+        let negative = try PoiProcess.run(["gc", "--delete", "--max-delete", "-1"])
+        #expect(negative.status == 2)
+        #expect(negative.stderr.contains("The value '-1' is invalid for '--max-delete <count|all>'"), "\(negative.stderr)")
     }
 
     @Test func unreachableServerAndBadArguments() throws {
         let port = FreePort.find()
+        let uploads = FileManager.default.temporaryDirectory.appendingPathComponent("gc-none-\(port)").path
+        try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: uploads) }
         let r = try PoiProcess.run(["gc", "--uri", "mongodb://gcuser:s3cr3t-pw@127.0.0.1:\(port)/x", "--server-timeout", "1",
-                                    "--uploads", FileManager.default.temporaryDirectory.appendingPathComponent("gc-none-\(port)").path])
+                                    "--uploads", uploads])
         #expect(r.status == 3, "\(r.all)")
         #expect(r.stderr.contains("127.0.0.1:\(port)"))
         #expect(!r.all.contains("s3cr3t-pw"))

@@ -216,6 +216,30 @@ import Testing
         #expect(int(right, "imagesReused") == uses)
     }
 
+    /// A mistyped `--uploads` for maintenance that only reads what is stored: `poi gc` made the
+    /// folder on the spot and said "consistent: nothing to collect" (exit 0), export and
+    /// thumbnails likewise made it. Now each names the folder and exits 2, creating nothing.
+    @Test func aMistypedUploadsFolderIsAnErrorNotAnEmptyStore() throws {
+        let ws = try Workspace("uploadstypo")
+        defer { ws.cleanUp() }
+        try ExportAndThumbnailsTests.importSamples(ws)
+        let message = "uploadz: the uploads folder does not exist (name the backend's uploads folder with --uploads, or use --gridfs)"
+        let gc = try PoiProcess.run(["gc", "--db", ws.database, "--uploads", "uploadz"],
+                                    environment: ["MONGODB_URI": ws.uri], currentDirectory: ws.root)
+        #expect(gc.status == 2, "\(gc.all)")
+        #expect(gc.stderr.contains(message), "\(gc.stderr)")
+        for command in [["export", "-o", "x.geojson", "--with-images", "imgs"], ["thumbnails", "--all"]] {
+            let r = try PoiProcess.run(command + ["--db", ws.database, "--uploads", "uploadz"],
+                                       environment: ["MONGODB_URI": ws.uri], currentDirectory: ws.root)
+            #expect(r.status == 2, "\(command): \(r.all)")
+            #expect(r.stderr.contains(message), "\(command): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: ws.path("uploadz")), "a folder was made for the typo")
+        // Import still makes the folder it stores into.
+        #expect(try ws.poi(["import", "Samples/places.csv", "--quiet"], uploads: "fresh").status <= 1)
+        #expect(FileManager.default.fileExists(atPath: ws.path("fresh")))
+    }
+
     /// §5.6: PNG ignores --quality, so a PNG thumbnail made with another quality is up to date;
     /// a JPEG one is not.
     @Test func qualityChangeRegeneratesJPEGButNotPNGThumbnails() throws {

@@ -19,6 +19,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// Reading, writing or listing stored bytes failed (`path`: a file or folder of the uploads
     /// store, or the GridFS bucket's name).
     case io(path: String, reason: String)
+    /// The uploads folder named is not there, for a command that only reads what is stored.
+    case uploadsFolderMissing(path: String)
     /// A content type no file name can be derived from (the backend names files `<id>.<subtype>`).
     case unsupportedContentType(String)
     /// A `files` document whose bytes are gone (deleted by hand, or a store from elsewhere).
@@ -47,6 +49,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
             return "query refused: \(reason)"
         case .io(let path, let reason):
             return "\(path): \(reason)"
+        case .uploadsFolderMissing(let path):
+            return "\(path): the uploads folder does not exist"
         case .unsupportedContentType(let contentType):
             return "content type '\(contentType)': PoiKit cannot name a file after it (want type/subtype)"
         case .bytesMissing(let id, let fileName):

@@ -23,11 +23,14 @@ public struct DiskUploads: FileStore {
 
     static let temporaryMarker = AtomicFile.temporaryMarker
 
-    public init(database: MongoDatabase, directory: String) throws(StoreError) {
-        try self.init(database: database, directory: directory, beforeRename: nil)
+    /// `creating`: make the folder when it is missing (import, the server). Maintenance that only
+    /// reads what is stored (gc, export, thumbnails) passes false: a mistyped `--uploads` is an
+    /// error there, not an empty folder made on the spot that then looks "consistent".
+    public init(database: MongoDatabase, directory: String, creating: Bool = true) throws(StoreError) {
+        try self.init(database: database, directory: directory, creating: creating, beforeRename: nil)
     }
 
-    init(database: MongoDatabase, directory: String,
+    init(database: MongoDatabase, directory: String, creating: Bool = true,
          beforeRename: (@Sendable () throws(StoreError) -> Void)?) throws(StoreError) {
         self.database = database
         self.directory = directory
@@ -41,6 +44,9 @@ public struct DiskUploads: FileStore {
         }
         if stat(directory, &st) == 0 && (st.st_mode & S_IFMT) != S_IFDIR {
             throw .io(path: directory, reason: "the uploads folder is not a folder")
+        }
+        if !creating && stat(directory, &st) != 0 {
+            throw .uploadsFolderMissing(path: directory)
         }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

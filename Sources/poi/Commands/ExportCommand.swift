@@ -119,7 +119,7 @@ struct ExportCommand: ParsableCommand {
 
         let connection = try database.connect()
         let db = MongoDatabase(connection: connection, name: database.databaseName(for: connection))
-        let store = withImages == nil ? nil : try storage.fileStore(database: db)
+        let store = withImages == nil ? nil : try storage.fileStore(database: db, creating: false)
         let printer = EventPrinter(options: output, unit: "places")
         let job = ExportJob(database: db, fileStore: store, options: options, observer: printer.observer)
         let summary = try printer.run(server: connection.hosts) { () throws(JobError) in try job.run() }

@@ -65,10 +65,10 @@ struct GCCommand: ParsableCommand {
     @Flag(help: "Also read every stored file and compare its sha256 (sizes and GridFS chunk counts are always compared).")
     var verify = false
 
-    @Option(help: ArgumentHelp("With --delete, leave items younger than this many seconds.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --delete, leave items younger than this many seconds.", valueName: "seconds"))
     var minAge: Double = 3600
 
-    @Option(help: ArgumentHelp("With --delete, remove at most this many files, or any number with 'all' "
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --delete, remove at most this many files, or any number with 'all' "
                                + "(default: 10 % of the stored files, at least 10).", valueName: "count|all"))
     var maxDelete: MaxDelete?
 
@@ -79,7 +79,7 @@ struct GCCommand: ParsableCommand {
     func run() throws {
         let connection = try database.connect()
         let db = MongoDatabase(connection: connection, name: database.databaseName(for: connection))
-        let store = try storage.fileStore(database: db)
+        let store = try storage.fileStore(database: db, creating: false)
         var options = GCOptions()
         options.delete = delete
         options.minimumAge = minAge

@@ -68,7 +68,7 @@ struct ThumbnailsCommand: ParsableCommand {
 
         let connection = try database.connect()
         let db = MongoDatabase(connection: connection, name: database.databaseName(for: connection))
-        let store = try storage.fileStore(database: db)
+        let store = try storage.fileStore(database: db, creating: false)
         let printer = EventPrinter(options: output, unit: "originals")
         let summary = try printer.run(server: connection.hosts) { () throws(JobError) in try ThumbnailJob(database: db, store: store, options: options, observer: printer.observer).run() }
         if output.json {

@@ -195,6 +195,6 @@ private func isDatabaseFailure(_ error: any Error) -> Bool {
     }
     switch store {
     case .network, .server, .driver, .unreachable, .authentication: return true
-    case .invalidURI, .refusedQuery, .io, .unsupportedContentType, .bytesMissing, .bytesDamaged: return false
+    case .invalidURI, .refusedQuery, .io, .uploadsFolderMissing, .unsupportedContentType, .bytesMissing, .bytesDamaged: return false
     }
 }

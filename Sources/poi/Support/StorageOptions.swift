@@ -9,11 +9,17 @@ struct StorageOptions: ParsableArguments {
     @Flag(help: "Store image bytes in GridFS (bucket 'fs') instead of the uploads folder.")
     var gridfs = false
 
-    func fileStore(database: MongoDatabase) throws -> any FileStore {
+    /// `creating`: false for commands that only read what is stored (see `DiskUploads`).
+    func fileStore(database: MongoDatabase, creating: Bool = true) throws -> any FileStore {
         if gridfs { return GridFSStore(database: database) }
         do {
-            return try DiskUploads(database: database, directory: uploads)
+            return try DiskUploads(database: database, directory: uploads, creating: creating)
         } catch {
+            // A folder that is not there is the user's to name right (exit 2), not a disk failure.
+            if case .uploadsFolderMissing = error {
+                printError(error.description + " (name the backend's uploads folder with --uploads, or use --gridfs)")
+                throw ExitStatus.usage
+            }
             printError(error.description)
             throw ExitStatus.failure
         }
