@@ -183,6 +183,80 @@ import Testing
         #expect(try db.locations.count(["importKey": "k7"]) == 0)
     }
 
+    /// Every document of the collection in key order, without `_id` (the server's or the
+    /// client's ObjectId), field order kept.
+    static func documents(_ db: MongoDatabase) throws -> [[String]] {
+        let cursor = try db.locations.find(BSONDocument(), sort: ["importKey": 1])
+        var all: [[String]] = []
+        while let d = try cursor.next() {
+            all.append(d.filter { $0.key != "_id" }.map { "\($0.key)=\($0.value)" })
+        }
+        return all
+    }
+
+    /// Issue 16: new places go as plain inserts (after a digest read that found nothing, or with
+    /// no read at all when the caller knows the keys are absent) and must write exactly what the
+    /// pipeline upsert writes — same fields, same order, same timestamps and digest — and a
+    /// rerun must find every one unchanged.
+    @Test func plainInsertsWriteWhatPipelineUpsertsWrite() throws {
+        var items = (0..<300).map { Self.place($0) }
+        for i in stride(from: 0, to: 300, by: 3) { items[i].untracked = ["thumbnailId": .string("5f1d7a0c9b1e8a00123456" + String(format: "%02x", i % 256))] }
+        var options = UpsertOptions()
+        options.now = BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)
+        var pipelineOnly = options
+        pipelineOnly.insertNew = false
+
+        var results: [[[String]]] = []
+        for (label, opts, absent) in [("ins_pipe", pipelineOnly, false), ("ins_read", options, false), ("ins_blind", options, true)] {
+            let db = try LiveServer.database(label)
+            defer { LiveServer.drop(db) }
+            try db.ensureIndexes()
+            let first = try db.locations.upsert(items, options: opts, keysAbsent: absent)
+            #expect(first.inserted == 300 && first.failed == 0, "\(label)")
+            #expect(!first.foundStoredKeys, "\(label)")
+            guard case .inserted(let id) = first.outcomes[7], case .objectId = id else {
+                Issue.record("\(label): item 7 \(first.outcomes[7])"); continue
+            }
+            #expect(try db.locations.count(["_id": id]) == 1, "\(label): the reported id is not the stored one")
+            var later = options
+            later.now = BSONDate(millisecondsSinceEpoch: 1_800_000_000_000)
+            let rerun = try db.locations.upsert(items, options: later)
+            #expect(rerun.unchanged == 300, "\(label)")
+            #expect(rerun.foundStoredKeys, "\(label)")
+            results.append(try Self.documents(db))
+        }
+        #expect(results.count == 3)
+        #expect(results[0].count == 300)
+        #expect(results[1] == results[0], "inserts after a digest read differ from pipeline upserts")
+        #expect(results[2] == results[0], "inserts without a digest read differ from pipeline upserts")
+        #expect(results[0].first?.first == #"importKey=string("k0")"#, "\(results[0].first ?? [])")
+    }
+
+    /// A caller wrong about the keys being absent (another run stored some meanwhile) costs a
+    /// fallback, never a duplicate or a failure: refused inserts go through the upsert path and
+    /// count as what they turn out to be.
+    @Test func insertsOfKeysStoredMeanwhileFallBackToUpserts() throws {
+        let db = try LiveServer.database("ins_fallback")
+        defer { LiveServer.drop(db) }
+        try db.ensureIndexes()
+        var options = UpsertOptions()
+        options.now = BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)
+        _ = try db.locations.upsert((0..<100).map { Self.place($0) }, options: options)
+
+        options.now = BSONDate(millisecondsSinceEpoch: 1_800_000_000_000)
+        let items = (50..<150).map { $0 < 75 ? Self.place($0, name: "Renamed \($0)") : Self.place($0) }
+        let result = try db.locations.upsert(items, options: options, keysAbsent: true)
+        #expect(result.failed == 0, "\(result.outcomes.filter { if case .failed = $0 { true } else { false } }.prefix(3))")
+        #expect(result.updated == 25)
+        #expect(result.unchanged == 25)
+        #expect(result.inserted == 50)
+        #expect(result.foundStoredKeys)
+        #expect(try db.locations.count() == 150)
+        #expect(try db.locations.count(["name": "Renamed 60"]) == 1)
+        // Unchanged ones kept their first timestamp; updated ones moved.
+        #expect(try db.locations.count(["updated_at": .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_000))]) == 50 + 25)
+    }
+
     @Test func batchesRespectTheServersCountAndSizeLimits() throws {
         let db = try LiveServer.database("bulklimits")
         defer { LiveServer.drop(db) }

@@ -1,11 +1,18 @@
 import PoiImaging
 import PoiStore
+import Synchronization
 
 /// `PlaceRepository` over the `locations` collection: unordered bulk upserts by `importKey`,
 /// with one timestamp for the whole run so `export --since` finds exactly what it touched.
 public struct LocationsRepository: PlaceRepository {
     public let database: MongoDatabase
     public let options: UpsertOptions
+    /// True while no key this run writes can be stored yet: the collection held no imported
+    /// place when the run started and no batch since found a stored key. Batches then skip the
+    /// digest read and go as plain inserts (a first load). Safe with concurrent runs: the unique
+    /// `importKey` index refuses an insert of a key another run stored meanwhile, and that item
+    /// goes through the upsert path (`MongoCollection.upsert`), which also ends this state.
+    private let keysAbsent = KeysAbsent()
 
     public init(database: MongoDatabase, runStarted: BSONDate = .now()) {
         self.database = database
@@ -14,15 +21,27 @@ public struct LocationsRepository: PlaceRepository {
         self.options = options
     }
 
-    public func prepare() throws(StoreError) { try database.ensureIndexes() }
+    public func prepare() throws(StoreError) {
+        try database.ensureIndexes()
+        let anyImported = try database.locations.findOne([options.keyField: .document(["$exists": true])], projection: ["_id": 1])
+        keysAbsent.value.store(anyImported == nil, ordering: .relaxed)
+    }
 
     public func upsert(_ items: [UpsertItem]) throws(StoreError) -> [UpsertOutcome] {
-        try database.locations.upsert(items, options: options).outcomes
+        let result = try database.locations.upsert(items, options: options,
+                                                   keysAbsent: keysAbsent.value.load(ordering: .relaxed))
+        if result.foundStoredKeys { keysAbsent.value.store(false, ordering: .relaxed) }
+        return result.outcomes
     }
 
     public func relinkThumbnail(imageId: ObjectId, thumbnailId: ObjectId) throws(StoreError) {
         try database.setThumbnail(thumbnailId, forImage: imageId, updatedAt: options.now ?? .now())
     }
+}
+
+/// Shared by the copies of a `LocationsRepository` (a struct handed to the job's threads).
+final class KeysAbsent: Sendable {
+    let value = Atomic<Bool>(false)
 }
 
 /// `ImageRepository` over a `FileStore` (disk uploads or GridFS) and its `files` documents.

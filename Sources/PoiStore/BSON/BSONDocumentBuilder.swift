@@ -75,6 +75,12 @@ public struct BSONDocumentBuilder: Sendable {
         bytes.append(contentsOf: document.bytes)
     }
 
+    /// Appends every element of `document` at this level, copying its bytes as they are.
+    public mutating func appendElements(of document: BSONDocument) {
+        let b = document.bytes
+        if b.count > 5 { bytes.append(contentsOf: b[4 ..< b.count - 1]) }
+    }
+
     /// Appends an array of strings (keys "0", "1", … as BSON arrays require).
     public mutating func append(_ key: String, strings: [String]) {
         openArray(key)

@@ -86,6 +86,9 @@ public struct BulkUpsertResult: Sendable, Equatable {
     public var updated: Int { outcomes.count { $0 == .updated } }
     public var unchanged: Int { outcomes.count { $0 == .unchanged } }
     public var failed: Int { outcomes.count { if case .failed = $0 { true } else { false } } }
+    /// Some key of the call was already stored (found by the digest read, or an insert refused
+    /// as a duplicate): the caller's "no key of this run is stored yet" no longer holds.
+    public var foundStoredKeys = false
 }
 
 public struct UpsertOptions: Sendable {
@@ -104,6 +107,12 @@ public struct UpsertOptions: Sendable {
     /// Reads the stored digests of a batch first and writes only new or changed items. Makes
     /// reruns nearly free and gives exact per-item updated/unchanged outcomes.
     public var skipUnchanged = true
+    /// Items the digest read found absent are sent as plain inserts (every field, `created_at`,
+    /// `updated_at` and the digest set by the client) instead of pipeline upserts: the same
+    /// document for a fraction of the server's work. The unique index on `keyField` stays the
+    /// guard: an insert refused as a duplicate (another run wrote the key meanwhile) goes through
+    /// the upsert path for that item alone. Needs that unique index.
+    public var insertNew = true
     /// Attempts per batch for transient errors (network, primary stepped down), with exponential
     /// backoff starting at `initialBackoffMS`.
     public var maxAttempts = 4
@@ -121,7 +130,12 @@ extension MongoCollection {
     ///
     /// Throws only when a whole batch could not be written (after retries for transient errors);
     /// per-item refusals are in the outcomes.
-    public func upsert(_ items: [UpsertItem], options: UpsertOptions = UpsertOptions()) throws(StoreError) -> BulkUpsertResult {
+    ///
+    /// `keysAbsent`: the caller knows no key of these items is stored (the collection held none
+    /// of its run's keys so far), so the digest read is skipped and every item is inserted.
+    /// Wrong knowledge costs a fallback, never a duplicate: see `UpsertOptions.insertNew`.
+    public func upsert(_ items: [UpsertItem], options: UpsertOptions = UpsertOptions(),
+                       keysAbsent: Bool = false) throws(StoreError) -> BulkUpsertResult {
         let limits = try connection.writeLimits()
         let now = options.now ?? BSONDate.now()
         var result = BulkUpsertResult(outcomes: Array(repeating: .unchanged, count: items.count))
@@ -138,7 +152,7 @@ extension MongoCollection {
             if batch.isEmpty { return }
             result.batches += 1
             try writeBatch(batch, items: items, digests: digests, template: template,
-                           options: options, result: &result)
+                           options: options, keysAbsent: keysAbsent && options.insertNew, result: &result)
             batch.removeAll(keepingCapacity: true)
             batchBytes = 0
         }
@@ -197,58 +211,87 @@ extension MongoCollection {
     }
 
     private func writeBatch(_ indexes: [Int], items: [UpsertItem], digests: [String], template: PipelineTemplate,
-                            options: UpsertOptions, result: inout BulkUpsertResult) throws(StoreError) {
+                            options: UpsertOptions, keysAbsent: Bool, result: inout BulkUpsertResult) throws(StoreError) {
         var digests = digests
-        // What each item will be, as far as the stored digests tell.
-        var toWrite: [Int] = []
-        if options.skipUnchanged {
+        // What each item will be, as far as the stored digests tell: new (inserted), or
+        // possibly changed (upserted through the pipeline, which settles it on the server).
+        var inserts: [Int] = [], upserts: [Int] = []
+        if keysAbsent {
+            inserts = indexes
+        } else if options.skipUnchanged {
             let stored = try withRetries(options, result: &result) { () throws(StoreError) in
                 try storedDigests(indexes, items: items, options: options)
             }
+            if !stored.isEmpty { result.foundStoredKeys = true }
             for i in indexes {
-                if let s = stored[items[i].key] {
-                    if !items[i].keep.isEmpty {
-                        let tracked = items[i].tracked { s.kept[$0] }
-                        digests[i] = Self.digest(tracked.fields, unset: tracked.unset)
-                    }
-                    if s.hash == digests[i] { result.outcomes[i] = .unchanged; continue }
+                guard let s = stored[items[i].key] else {
+                    if options.insertNew { inserts.append(i) } else { upserts.append(i) }
+                    continue
                 }
-                toWrite.append(i)
+                if !items[i].keep.isEmpty {
+                    let tracked = items[i].tracked { s.kept[$0] }
+                    digests[i] = Self.digest(tracked.fields, unset: tracked.unset)
+                }
+                if s.hash == digests[i] { result.outcomes[i] = .unchanged; continue }
+                upserts.append(i)
             }
         } else {
-            toWrite = indexes
+            upserts = indexes
         }
-        if toWrite.isEmpty { return }
+        if inserts.isEmpty && upserts.isEmpty { return }
 
+        let ids = inserts.map { _ in ObjectId() }
         let reply = try withRetries(options, result: &result) { () throws(StoreError) -> BSONDocument in
-            try executeBulk(toWrite, items: items, digests: digests, template: template, options: options)
+            try executeBulk(inserts: inserts, ids: ids, upserts: upserts, items: items, digests: digests,
+                            template: template, options: options)
         }
 
+        // Operations are numbered inserts first, then upserts.
         var done = Set<Int>()
-        for entry in reply["upserted"]?.arrayValue ?? [] {
-            guard let d = entry.documentValue, let n = d["index"]?.int64Value, n >= 0, Int(n) < toWrite.count else { continue }
-            result.outcomes[toWrite[Int(n)]] = .inserted(id: d["_id"] ?? .null)
-            done.insert(Int(n))
-        }
+        var refusedInserts: [Int] = []
         for entry in reply["writeErrors"]?.arrayValue ?? [] {
-            guard let d = entry.documentValue, let n = d["index"]?.int64Value, n >= 0, Int(n) < toWrite.count else { continue }
+            guard let d = entry.documentValue, let n = d["index"]?.int64Value.map(Int.init),
+                  n >= 0, n < inserts.count + upserts.count else { continue }
+            done.insert(n)
+            let code = Int(d["code"]?.int64Value ?? 0)
+            if n < inserts.count && code == ServerErrorCode.duplicateKey {
+                refusedInserts.append(inserts[n])
+                continue
+            }
             let message = connection.redactor.scrub(d["errmsg"]?.stringValue ?? "write error")
-            result.outcomes[toWrite[Int(n)]] = .failed(code: Int(d["code"]?.int64Value ?? 0), message: message)
-            done.insert(Int(n))
+            result.outcomes[n < inserts.count ? inserts[n] : upserts[n - inserts.count]] = .failed(code: code, message: message)
+        }
+        for (n, i) in inserts.enumerated() where !done.contains(n) {
+            result.outcomes[i] = .inserted(id: .objectId(ids[n]))
+        }
+        for entry in reply["upserted"]?.arrayValue ?? [] {
+            guard let d = entry.documentValue, let n = d["index"]?.int64Value.map(Int.init),
+                  n >= inserts.count, n < inserts.count + upserts.count else { continue }
+            result.outcomes[upserts[n - inserts.count]] = .inserted(id: d["_id"] ?? .null)
+            done.insert(n)
         }
         // The bulk reply counts modifications but does not say which. The digest read already
         // sorted out the unchanged ones, so the rest changed; the count settles the cases it can
         // (a key twice in one batch, a concurrent writer, `skipUnchanged` off).
-        let matched = toWrite.indices.filter { !done.contains($0) }
+        let matched = upserts.indices.filter { !done.contains($0 + inserts.count) }
         let nModified = Int(reply["nModified"]?.int64Value ?? 0)
-        let allUnchanged = nModified == 0
         for n in matched {
-            result.outcomes[toWrite[n]] = allUnchanged ? .unchanged : .updated
+            result.outcomes[upserts[n]] = nModified == 0 ? .unchanged : .updated
         }
         if let wce = reply["writeConcernErrors"]?.arrayValue?.first?.documentValue {
             throw .server(code: Int(wce["code"]?.int64Value ?? 64), codeName: "WriteConcernFailed",
                           message: connection.redactor.scrub(wce["errmsg"]?.stringValue ?? "write concern error"),
                           labels: [])
+        }
+        // Keys stored meanwhile (another run, or a retried batch the server had applied):
+        // through the upsert path, digest read first, and counted as what they turn out to be.
+        if !refusedInserts.isEmpty {
+            result.foundStoredKeys = true
+            var upsertOnly = options
+            upsertOnly.insertNew = false
+            upsertOnly.skipUnchanged = true
+            try writeBatch(refusedInserts, items: items, digests: digests, template: template,
+                           options: upsertOnly, keysAbsent: false, result: &result)
         }
     }
 
@@ -278,21 +321,34 @@ extension MongoCollection {
         }
     }
 
-    /// One `mongoc_bulk_operation_t` for `indexes`. Returns the reply when the batch was
-    /// executed (write errors included); throws when it was not.
-    private func executeBulk(_ indexes: [Int], items: [UpsertItem], digests: [String], template: PipelineTemplate,
-                             options: UpsertOptions) throws(StoreError) -> BSONDocument {
+    /// One `mongoc_bulk_operation_t`: `inserts` as plain inserts (with `ids`), then `upserts` as
+    /// pipeline upserts. Returns the reply when the batch was executed (write errors included);
+    /// throws when it was not.
+    private func executeBulk(inserts: [Int], ids: [ObjectId], upserts: [Int], items: [UpsertItem], digests: [String],
+                             template: PipelineTemplate, options: UpsertOptions) throws(StoreError) -> BSONDocument {
         try withCollection { (coll) throws(StoreError) -> BSONDocument in
             let bulkOpts: BSONDocument = ["ordered": false]
             let bulk = LibBSON.withStaticPointer(bulkOpts) { mongoc_collection_create_bulk_operation_with_opts(coll, $0)! }
             defer { mongoc_bulk_operation_destroy(bulk) }
             // Our documents are built by PoiKit; libmongoc's key validation would only cost CPU.
             let updateOpts: BSONDocument = ["upsert": true, "validate": false]
+            let insertOpts: BSONDocument = ["validate": false]
             let scratchA = LibBSON.allocateScratch(), scratchB = LibBSON.allocateScratch(), scratchC = LibBSON.allocateScratch()
             defer { scratchA.deallocate(); scratchB.deallocate(); scratchC.deallocate() }
-            var sel = BSONDocumentBuilder(reservingCapacity: 64)
             var error = bson_error_t()
-            for i in indexes {
+            var doc = BSONDocumentBuilder(reservingCapacity: 1024)
+            for (n, i) in inserts.enumerated() {
+                let document = template.newDocument(id: ids[n], key: items[i].key, fields: items[i].written,
+                                                    digest: digests[i], builder: &doc)
+                let ok = LibBSON.withStaticPointer(document, scratch: scratchA) { d in
+                    LibBSON.withStaticPointer(insertOpts, scratch: scratchC) { o in
+                        mongoc_bulk_operation_insert_with_opts(bulk, d, o, &error)
+                    }
+                }
+                if !ok { throw connection.storeError(error) }
+            }
+            var sel = BSONDocumentBuilder(reservingCapacity: 64)
+            for i in upserts {
                 sel.append(options.keyField, items[i].key)
                 let selector = sel.finish()
                 let pipeline = template.pipeline(key: items[i].key, fields: items[i].written, unset: items[i].removed,
@@ -341,6 +397,30 @@ struct PipelineTemplate {
         hashPath = "$" + options.hashField
         updatedPath = "$" + options.updatedField
         createdPath = "$" + options.createdField
+    }
+
+    /// The document a pipeline upsert would create for a new key, in the same field order
+    /// (`_id`, key, fields, digest, `created_at`, `updated_at`), for a plain insert.
+    func newDocument(id: ObjectId, key: BSONValue, fields: BSONDocument, digest: String,
+                     builder b: inout BSONDocumentBuilder) -> BSONDocument {
+        b.append("_id", objectId: id)
+        // The pipeline's `$mergeObjects` over `{_id, key}` keeps the key second even when the
+        // fields set it again (places do, first): the same order here, the key written once.
+        var elements = fields.makeIterator()
+        if elements.next()?.0 == options.keyField {
+            b.appendElements(of: fields)
+        } else {
+            b.append(options.keyField, key)
+            if fields[options.keyField] == nil {
+                b.appendElements(of: fields)
+            } else {
+                for (k, v) in fields where k != options.keyField { b.append(k, v) }
+            }
+        }
+        b.append(options.hashField, string: digest)
+        b.append(options.createdField, date: now)
+        b.append(options.updatedField, date: now)
+        return b.finish()
     }
 
     func pipeline(key: BSONValue, fields: BSONDocument, unset: [String], digest: String) -> BSONDocument {
