@@ -50,8 +50,8 @@ bench-formats:
 
 # Store benchmark: PoiStore vs pymongo, same server, same run (scripts/bench-store.sh; N=... to resize).
 .PHONY: bench-store
-bench-store: setup
-	@scripts/bench-store.sh
+bench-store: build
+	@POI=$(CURDIR)/$(RELEASE_BIN) scripts/bench-store.sh
 
 # Imaging benchmark (issue 3): poi thumb vs vipsthumbnail and ImageMagick on Debian wallpapers
 # (corpus in .bench/, never committed); RUNS=, JOBS=, SIZE= to adjust.

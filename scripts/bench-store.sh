@@ -5,6 +5,8 @@
 #   N=100000 scripts/bench-store.sh     (MONGODB_URI: an existing server; else an embedded one)
 # The driver, poi-bench-store, is in the Benchmarks/ package (it depends on this one by path).
 # Env: N (documents), BATCH, SCRATCH (SwiftPM scratch path, default Benchmarks/.build).
+# Then scripts/bench-firstload.py: `poi import` first loads and reruns beside the server's own
+# insert_many and key-read floors (FIRSTLOAD_ROWS, RUNS; POI, default the release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-100000}
@@ -28,7 +30,8 @@ PY
 "$BIN" --uri "$MONGODB_URI" --db "$DB" --count "$N" --batch "$BATCH" >> "$out"
 .venv/bin/python scripts/bench-store.py --uri "$MONGODB_URI" --db "$DB" --count "$N" --batch "$BATCH" >> "$out"
 
-.venv/bin/python - "$out" <<'PY'
+status=0
+(.venv/bin/python - "$out" <<'PY'
 import json, os, sys
 sys.path.insert(0, "scripts")
 from bench_results import emit
@@ -51,3 +54,8 @@ for phase in ("write", "read"):
     emit(f"store {phase} {p['count']} docs: wall s", p["wall"], "pymongo", q["wall"])
 sys.exit(0 if ok else 1)
 PY
+) || status=1
+
+# First loads (issue 16): poi import against the server's own insert and key-read floors.
+.venv/bin/python scripts/bench-firstload.py || status=1
+exit $status
