@@ -34,12 +34,14 @@ let package = Package(
                        providers: [.apt(["libjpeg-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng",
                        providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2",
+                       providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CMongoC", pkgConfig: "libmongoc-1.0",
                        providers: [.apt(["libmongoc-dev", "libbson-dev"])]),
 
-        // The only hand-written C: setjmp-guarded libjpeg/libpng calls and the pixel kernels
+        // The only hand-written C: setjmp-guarded libjpeg/libpng calls, Little CMS colour and the pixel kernels
         // (why they are C: Sources/CCodecs/README.md). No flags: SwiftPM builds C -O2 in release.
-        .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG"], exclude: ["README.md"]),
+        .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG", "CLCMS2"], exclude: ["README.md"]),
 
         // Local files: whole-file reads, atomic writes, paths (FilePath), temporary-file cleanup.
         .target(name: "PoiFiles",

@@ -49,7 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cc_info info;
     cc_probe(buf, len, 0, &info);
     for (int variant = 0; variant < 2; variant++) {
-        cc_decode_options opt = {1u << 22, variant, variant ? 4 : 1, variant ? 3 : 1};
+        /* The second variant also converts tagged pixels to sRGB: hostile ICC profiles (JPEG
+         * APP2 chunks, PNG iCCP) reach Little CMS through the same path as in production. */
+        cc_decode_options opt = {1u << 22, variant, variant ? 4 : 1, variant ? 3 : 1, variant};
         cc_image img;
         if (cc_decode(buf, len, &opt, &info, &img).status == CC_OK) {
             pipeline(&img, info.orientation);

@@ -11,10 +11,10 @@ CLANG=${CLANG:-$(command -v clang || echo /opt/swift/usr/bin/clang)}
 OUT=.fuzz
 mkdir -p "$OUT/bin"
 SRC=(Sources/CCodecs/common.c Sources/CCodecs/jpeg_codec.c Sources/CCodecs/png_codec.c
-     Sources/CCodecs/pixels.c Sources/CCodecs/versions.c)
+     Sources/CCodecs/pixels.c Sources/CCodecs/versions.c Sources/CCodecs/color.c)
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -ISources/CCodecs/include -ISources/CCodecs)
-LIBS=($(pkg-config --cflags --libs libjpeg libpng) -lm)
+LIBS=($(pkg-config --cflags --libs libjpeg libpng lcms2) -lm)
 
 # (ld.gold chatters about ASan-local symbols; the log is shown only when the build fails)
 for spec in jpeg:1 png:2; do
@@ -29,6 +29,10 @@ if [ ! -d "$OUT/seeds/jpeg" ]; then
     mkdir -p "$OUT/seeds/jpeg" "$OUT/seeds/png"
     cp "$OUT"/fixtures/*.jpg "$OUT/seeds/jpeg/"
     cp "$OUT"/fixtures/*.png "$OUT/seeds/png/"
+    # ICC-tagged images and damaged profiles (issue 15): seeds for the colour path.
+    .venv/bin/python Tests/PoiImagingTests/Fixtures/make_color_fixtures.py "$OUT/fixtures/color" >/dev/null
+    cp "$OUT"/fixtures/color/*.jpg "$OUT/seeds/jpeg/"
+    cp "$OUT"/fixtures/color/*.png "$OUT/seeds/png/"
     rm -rf "$OUT/fixtures"
 fi
 for r in Tests/PoiImagingTests/Fixtures/regressions/*; do

@@ -4,12 +4,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # gdal-bin: the tests check every GeoJSON the writer produces with GDAL's ogrinfo as well.
+# liblcms2-dev: colour management of tagged photos (CCodecs/color.c). icc-profiles-free: the
+# Adobe RGB (1998)-compatible and gray profiles PoiImagingTests tag their fixtures with.
 # imagemagick-6.q16: Tests/PoiImagingTests/Fixtures/make_fixtures.py makes the CMYK and other
 # fixtures Pillow cannot with /usr/bin/convert-im6.q16; without it every imaging test fails.
 # nodejs node-express node-mongodb: the reference server (../shared/reference/tmt-server) that
 # PoiServerTests' compatibility test runs `poi serve` against (skipped, with the reason, without).
-DEBS=(libpng-dev libjpeg-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin imagemagick-6.q16
-      nodejs node-express node-mongodb)
+DEBS=(libpng-dev libjpeg-dev liblcms2-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin imagemagick-6.q16
+      nodejs node-express node-mongodb icc-profiles-free)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

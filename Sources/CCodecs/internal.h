@@ -19,6 +19,25 @@ cc_result cc_png_probe(const uint8_t *data, size_t len, uint64_t max_pixels, cc_
 cc_result cc_png_decode(const uint8_t *data, size_t len, const cc_decode_options *opt,
                         cc_info *info, cc_image *out);
 
+/* Colour (color.c). Profiles over CC_ICC_MAX_BYTES are ignored with a warning. */
+#define CC_ICC_MAX_BYTES (4u << 20)
+typedef struct {
+    void *ctx;       /* cmsContext: per call, so the error text is ours alone */
+    void *transform; /* cmsHTRANSFORM to sRGB */
+    void *log;
+} cc_icc_transform;
+/* JPEG APP2 chunks reassembled into a malloc'd profile; 0 when none or unusable (warning set). */
+int cc_jpeg_icc(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len, char *warning);
+/* Fills info->icc_description, or info->icc_warning when Little CMS cannot read the profile. */
+void cc_icc_describe(const uint8_t *profile, size_t len, cc_info *info);
+/* A transform of pixels laid out as (channels, bps) to sRGB; bps 0 = 8-bit CMYK rows (to RGB).
+ * NULL with info->icc_warning set when the profile cannot serve these pixels. */
+cc_icc_transform *cc_icc_open(const uint8_t *profile, size_t len, int channels, int bps, int cmyk_inverted,
+                              cc_info *info);
+void cc_icc_apply(cc_icc_transform *t, const uint8_t *src, uint8_t *dst, uint32_t pixels);
+cc_result cc_icc_image(cc_icc_transform *t, cc_image *img);
+void cc_icc_close(cc_icc_transform *t);
+
 /* Streaming integer box shrink: rows go in one by one, averaged rows come out into `out`.
  * Colour is averaged weighted by alpha so transparent pixels do not darken edges. */
 typedef struct {

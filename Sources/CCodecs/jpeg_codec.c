@@ -72,6 +72,9 @@ typedef struct {
     cc_jerr err;
     struct jpeg_progress_mgr progress;
     uint8_t *row;
+    uint8_t *icc;
+    size_t icc_len;
+    cc_icc_transform *color;
     cc_result result;
 } jdec_ctx;
 
@@ -141,6 +144,7 @@ static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_deco
     jpeg_read_header(d, TRUE);
     fill_info(d, info);
     info->orientation = jpeg_orientation(data, len);
+    if (cc_jpeg_icc(data, len, &c->icc, &c->icc_len, info->icc_warning)) cc_icc_describe(c->icc, c->icc_len, info);
     if (cc_pixels_over_limit(d->image_width, d->image_height, max_pixels)) {
         c->result = too_large(d->image_width, d->image_height, max_pixels);
         return;
@@ -161,6 +165,8 @@ static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_deco
     jpeg_calc_output_dimensions(d);
     c->result = cc_image_alloc(out, d->output_width, d->output_height, channels, 1);
     if (c->result.status != CC_OK) return;
+    if (opt->color_manage && c->icc)
+        c->color = cc_icc_open(c->icc, c->icc_len, cmyk ? 4 : channels, cmyk ? 0 : 1, d->saw_Adobe_marker, info);
     if (cmyk) {
         c->row = malloc((size_t)d->output_width * 4);
         if (!c->row) { c->result = cc_fail(CC_ERR_NOMEM, "out of memory"); cc_image_free(out); return; }
@@ -171,7 +177,8 @@ static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_deco
         if (cmyk) {
             JSAMPROW rows[1] = {c->row};
             if (jpeg_read_scanlines(d, rows, 1) != 1) break;
-            cmyk_row_to_rgb(c->row, dst, d->output_width, d->saw_Adobe_marker);
+            if (c->color) cc_icc_apply(c->color, c->row, dst, d->output_width);
+            else cmyk_row_to_rgb(c->row, dst, d->output_width, d->saw_Adobe_marker);
         } else {
             JSAMPROW rows[4];
             JDIMENSION n = d->output_height - d->output_scanline;
@@ -181,6 +188,8 @@ static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_deco
         }
     }
     jpeg_finish_decompress(d);
+    /* Gray and RGB are converted after the decode, at the (DCT-scaled) output size. */
+    if (c->color && !cmyk) cc_icc_image(c->color, out);
 }
 
 static cc_result jdec(const uint8_t *data, size_t len, const cc_decode_options *opt, uint64_t max_pixels,
@@ -191,6 +200,8 @@ static cc_result jdec(const uint8_t *data, size_t len, const cc_decode_options *
     jdec_run(&c, data, len, opt, max_pixels, header_only, info, out);
     jpeg_destroy_decompress(&c.cinfo);
     free(c.row);
+    free(c.icc);
+    cc_icc_close(c.color);
     return c.result;
 }
 

@@ -22,6 +22,9 @@ typedef struct {
     uint8_t **rows;
     uint64_t *grid;
     cc_box box;
+    uint8_t *icc;
+    size_t icc_len;
+    cc_icc_transform *color;
     cc_result result;
 } pdec_ctx;
 
@@ -141,6 +144,21 @@ static void pdec_run(pdec_ctx *c, const cc_decode_options *opt, uint64_t max_pix
     png_bytep exif = NULL;
     if (png_get_eXIf_1(c->png, c->info, &exif_len, &exif) && exif)
         info->orientation = cc_tiff_orientation(exif, exif_len);
+    /* iCCP: libpng inflates it (held to png_set_chunk_malloc_max) and checks its header. */
+    png_charp icc_name = NULL;
+    int icc_compression = 0;
+    png_bytep icc = NULL;
+    png_uint_32 icc_len = 0;
+    if (png_get_iCCP(c->png, c->info, &icc_name, &icc_compression, &icc, &icc_len) && icc && icc_len) {
+        if (icc_len > CC_ICC_MAX_BYTES) {
+            snprintf(info->icc_warning, CC_MESSAGE_MAX, "ICC profile of %u bytes is over the %u-byte limit",
+                     (unsigned)icc_len, CC_ICC_MAX_BYTES);
+        } else if ((c->icc = malloc(icc_len))) {
+            memcpy(c->icc, icc, icc_len);
+            c->icc_len = icc_len;
+            cc_icc_describe(c->icc, c->icc_len, info);
+        }
+    }
     if (cc_pixels_over_limit(w, h, max_pixels)) { c->result = too_large(w, h, max_pixels); return; }
     if (header_only) return;
 
@@ -191,6 +209,11 @@ static void pdec_run(pdec_ctx *c, const cc_decode_options *opt, uint64_t max_pix
     /* Reads the chunks after the image data and checks their CRCs; lenient mode keeps an image
      * whose pixels are complete even if the tail is damaged or missing. */
     if (!opt->lenient) png_read_end(c->png, NULL);
+    /* Converted at the output size (after any box shrink), alpha copied as it is. */
+    if (opt->color_manage && c->icc && out->pixels) {
+        c->color = cc_icc_open(c->icc, c->icc_len, out->channels, out->bytes_per_sample, 0, info);
+        if (c->color) cc_icc_image(c->color, out);
+    }
 }
 
 /* libpng allocates an ancillary chunk (eXIf, iCCP, text, ...) at its declared length before
@@ -230,6 +253,8 @@ static cc_result pdec(const uint8_t *data, size_t len, const cc_decode_options *
     free(c.row);
     free(c.rows);
     free(c.grid);
+    free(c.icc);
+    cc_icc_close(c.color);
     cc_box_end(&c.box);
     return c.result;
 }

@@ -45,6 +45,12 @@ public struct ImageInfo: Sendable, Hashable {
     public var orientation: Int
     /// Progressive JPEG or Adam7-interlaced PNG.
     public var isProgressive: Bool
+    /// The description of the embedded ICC profile ("Adobe RGB (1998)", "Display P3"), nil when
+    /// the image has none. Stored on the original's `files` document as `iccProfile`.
+    public var iccProfile: String?
+    /// Why an embedded profile was not used (damaged, unreadable, for other pixels): the image
+    /// was then treated as untagged. Nil when there is none or it was used.
+    public var colorWarning: String?
 
     /// Dimensions as displayed, after applying `orientation`.
     public var orientedWidth: Int { orientation >= 5 ? height : width }
@@ -60,6 +66,17 @@ public struct ImageInfo: Sendable, Hashable {
         hasAlpha = c.has_alpha != 0
         orientation = Int(c.orientation)
         isProgressive = c.progressive != 0
+        var copy = c
+        let description = withUnsafeBytes(of: &copy.icc_description) { Self.text($0) }
+        let warning = withUnsafeBytes(of: &copy.icc_warning) { Self.text($0) }
+        iccProfile = description.isEmpty ? nil : description
+        colorWarning = warning.isEmpty ? nil : warning
+    }
+
+    /// A NUL-terminated C buffer (a fixed-size array imported as a tuple) as a String.
+    static func text(_ raw: UnsafeRawBufferPointer) -> String {
+        let bytes = raw.prefix { $0 != 0 }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
@@ -73,8 +90,13 @@ public struct DecodeOptions: Sendable, Hashable {
 
     public static let defaultMaxPixels = 100_000_000
 
-    public init(maxPixels: Int = DecodeOptions.defaultMaxPixels, lenient: Bool = false) {
+    /// Convert pixels tagged with an ICC profile to sRGB (perceptual intent) before anything
+    /// else is done with them: thumbnails are sRGB, without a profile, as browsers assume.
+    public var colorManaged: Bool
+
+    public init(maxPixels: Int = DecodeOptions.defaultMaxPixels, lenient: Bool = false, colorManaged: Bool = true) {
         self.maxPixels = maxPixels
         self.lenient = lenient
+        self.colorManaged = colorManaged
     }
 }

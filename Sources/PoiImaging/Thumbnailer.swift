@@ -80,7 +80,11 @@ public enum Thumbnailer {
                                   maxPixels: 0, info: cc_info())
         }
         let data = Array(UnsafeBufferPointer(start: out, count: length))
-        return Thumbnail(data: data, width: image.width, height: image.height, format: format, source: header)
+        // The header says which profile is embedded; only the decode knows whether it could
+        // serve these pixels (a colour profile on a gray image, a transform Little CMS refuses).
+        var source = header
+        if source.colorWarning == nil { source.colorWarning = decodedInfo.colorWarning }
+        return Thumbnail(data: data, width: image.width, height: image.height, format: format, source: source)
     }
 
     /// Upper estimate of the memory `make` needs for this source and spec, from the header alone

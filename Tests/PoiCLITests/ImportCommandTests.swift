@@ -211,4 +211,16 @@ import Testing
         #expect(int(try ws.json(e), "imagesCopied") == 10)
         #expect(ws.files(in: "out/images").count == 10)
     }
+
+    /// Issue 15: originals record their embedded ICC profile (`iccProfile`), so the photos that
+    /// needed colour conversion can be found; untagged ones have no such field.
+    @Test(.liveServer) func taggedOriginalsRecordTheirProfile() throws {
+        let ws = try Workspace("iccprofile")
+        defer { ws.cleanUp() }
+        #expect(try ws.poi(["import"] + ImportCommandTests.sampleFiles + ["--quiet"]).status == 1)
+        let script = "import pymongo,sys; f=pymongo.MongoClient(sys.argv[1])[sys.argv[2]].files; "
+            + "print(sorted((d['originalName'], d.get('iccProfile')) for d in f.find({'role':'original', 'originalName': {'$in': ['rocket.jpg','coffee.jpg','hubble-deep-field.jpg']}})))"
+        #expect(try ws.python(script)
+                == "[('coffee.jpg', None), ('hubble-deep-field.jpg', 'sRGB IEC61966-2.1'), ('rocket.jpg', 'Adobe RGB (1998)')]")
+    }
 }

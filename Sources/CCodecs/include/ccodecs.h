@@ -38,6 +38,7 @@ typedef enum {
 } cc_status;
 
 #define CC_MESSAGE_MAX 200
+#define CC_ICC_DESCRIPTION_MAX 128
 
 typedef struct {
     cc_status status;
@@ -54,6 +55,11 @@ typedef struct {
     int progressive;  /* JPEG progressive / PNG Adam7 interlaced */
     int jpeg_color_space; /* J_COLOR_SPACE of the file (JPEG only), 0 otherwise */
     int adobe_marker; /* JPEG: saw an Adobe APP14 marker */
+    /* Embedded ICC profile (JPEG APP2 ICC_PROFILE, PNG iCCP): its description, "" when none. */
+    char icc_description[CC_ICC_DESCRIPTION_MAX];
+    /* Why an embedded profile was not used (damaged, refused by Little CMS, wrong colour space);
+     * "" when there is none or it was used. The image is then treated as untagged. */
+    char icc_warning[CC_MESSAGE_MAX];
 } cc_info;
 
 typedef struct {
@@ -69,6 +75,7 @@ typedef struct {
     int lenient;          /* keep images that produced corrupt-data warnings */
     int scale_denom;      /* JPEG: decode at 1/scale_denom (1,2,4,8) using DCT scaling */
     int shrink;           /* PNG: integer box shrink applied while rows stream in (1 = none) */
+    int color_manage;     /* convert pixels tagged with an ICC profile to sRGB (Little CMS 2) */
 } cc_decode_options;
 
 /* Format from the first bytes (magic), never from a name. */
@@ -78,7 +85,9 @@ cc_format cc_detect_format(const uint8_t *data, size_t len);
 cc_result cc_probe(const uint8_t *data, size_t len, uint64_t max_pixels, cc_info *info);
 
 /* Decode to 8-bit gray/RGB (JPEG; CMYK and YCCK converted to RGB) or to PNG's own channels
- * with 8- or 16-bit samples. On failure out->pixels is NULL. */
+ * with 8- or 16-bit samples. With color_manage, pixels of an image carrying a usable ICC profile
+ * come out in sRGB (gray in sRGB's tone curve); untagged images are untouched. On failure
+ * out->pixels is NULL. */
 cc_result cc_decode(const uint8_t *data, size_t len, const cc_decode_options *options,
                     cc_info *info, cc_image *out);
 

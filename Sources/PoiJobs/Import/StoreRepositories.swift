@@ -62,7 +62,8 @@ public struct FilesRepository: ImageRepository {
 
     public func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> ObjectId {
         let fileInfo = FileInfo(contentType: info.format.contentType, role: .original, width: info.orientedWidth,
-                                height: info.orientedHeight, originalName: originalName, sha256: sha256)
+                                height: info.orientedHeight, originalName: originalName, sha256: sha256,
+                                iccProfile: info.iccProfile)
         // `add`, not `put`: `findOriginal` has just looked this content up and found nothing.
         return try store.add(bytes, info: fileInfo).id
     }

@@ -16,9 +16,13 @@ public struct FileInfo: Sendable, Equatable {
     public var originalName: String?
     /// Hex SHA-256 of the bytes when the caller already has it; computed otherwise.
     public var sha256: String?
+    /// For originals: the description of the embedded ICC profile ("Display P3"), so tagged
+    /// photos can be found; thumbnails are sRGB without a profile.
+    public var iccProfile: String?
 
     public init(contentType: String, role: FileRole, width: Int? = nil, height: Int? = nil,
-                thumbnailOf: ObjectId? = nil, spec: String? = nil, originalName: String? = nil, sha256: String? = nil) {
+                thumbnailOf: ObjectId? = nil, spec: String? = nil, originalName: String? = nil, sha256: String? = nil,
+                iccProfile: String? = nil) {
         self.contentType = contentType
         self.role = role
         self.width = width
@@ -27,6 +31,7 @@ public struct FileInfo: Sendable, Equatable {
         self.spec = spec
         self.originalName = originalName
         self.sha256 = sha256
+        self.iccProfile = iccProfile
     }
 }
 
@@ -44,6 +49,7 @@ public struct StoredFile: Sendable, Equatable {
     public var thumbnailOf: ObjectId?
     public var spec: String?
     public var originalName: String?
+    public var iccProfile: String?
 
     /// The name the backend serves it under: `<_id hex><ext>`.
     public var fileName: String { id.hex + ext }
@@ -62,6 +68,7 @@ public struct StoredFile: Sendable, Equatable {
         if let thumbnailOf { b.append("thumbnailOf", objectId: thumbnailOf) }
         if let spec { b.append("spec", string: spec) }
         if let originalName { b.append("originalName", string: originalName) }
+        if let iccProfile { b.append("iccProfile", string: iccProfile) }
         return b.finish()
     }
 
@@ -84,6 +91,7 @@ public struct StoredFile: Sendable, Equatable {
         self.thumbnailOf = d["thumbnailOf"]?.objectIdValue
         self.spec = d["spec"]?.stringValue
         self.originalName = d["originalName"]?.stringValue
+        self.iccProfile = d["iccProfile"]?.stringValue
     }
 
     public init(id: ObjectId, info: FileInfo, ext: String, length: Int, sha256: String, createdAt: BSONDate) {
@@ -99,6 +107,7 @@ public struct StoredFile: Sendable, Equatable {
         self.thumbnailOf = info.thumbnailOf
         self.spec = info.spec
         self.originalName = info.originalName
+        self.iccProfile = info.iccProfile
     }
 }
 
