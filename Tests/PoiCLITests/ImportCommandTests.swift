@@ -223,4 +223,24 @@ import Testing
         #expect(try ws.python(script)
                 == "[('coffee.jpg', None), ('hubble-deep-field.jpg', 'sRGB IEC61966-2.1'), ('rocket.jpg', 'Adobe RGB (1998)')]")
     }
+
+    /// A photo whose embedded profile cannot be used is still imported (exit 0), thumbnailed as
+    /// if untagged, counted and named with the reason.
+    @Test(.liveServer) func anUnusableProfileIsReportedNotFatal() throws {
+        let ws = try Workspace("iccbroken")
+        defer { ws.cleanUp() }
+        // coffee.jpg with an APP2 ICC_PROFILE chunk Little CMS cannot read, right after SOI.
+        var jpeg = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ws.path("Samples/images/coffee.jpg"))))
+        let chunk = Array("ICC_PROFILE".utf8) + [0, 1, 1, 0, 0, 1, 0] + Array(String(repeating: "not a profile", count: 20).utf8)
+        jpeg.insert(contentsOf: [0xFF, 0xE2, UInt8((chunk.count + 2) >> 8), UInt8((chunk.count + 2) & 0xFF)] + chunk, at: 2)
+        try Data(jpeg).write(to: URL(fileURLWithPath: ws.path("Samples/images/broken-icc.jpg")))
+        try "id,name,lat,lon,image\n1,A,1,2,images/broken-icc.jpg\n".write(toFile: ws.path("Samples/icc.csv"), atomically: true, encoding: .utf8)
+        let r = try ws.poi(["import", "Samples/icc.csv", "--json"])
+        #expect(r.status == 0, "\(r.all)")
+        let s = try ws.json(r)
+        #expect(int(s, "imagesColorUnmanaged") == 1)
+        #expect(int(s, "imagesStored") == 1)
+        #expect(r.stderr.contains("broken-icc.jpg: ICC profile ignored: "), "\(r.stderr)")
+        #expect(r.stderr.contains("(thumbnail made as if untagged)"), "\(r.stderr)")
+    }
 }

@@ -45,7 +45,9 @@ public protocol ImageRepository: Sendable {
 /// Result of ingesting one distinct image.
 enum IngestOutcome: Sendable {
     /// `missingBytes`: an original found by content whose bytes are not in the store (its file name).
-    case stored(PlaceDocument.ImageLinks, newOriginal: Bool, newThumbnail: Bool, missingBytes: String? = nil)
+    /// `colorWarning`: a new original's ICC profile was not used (`ImageInfo.colorWarning`).
+    case stored(PlaceDocument.ImageLinks, newOriginal: Bool, newThumbnail: Bool, missingBytes: String? = nil,
+                colorWarning: String? = nil)
     case failed(reason: String)
     /// The store failed (database or disk): the job must stop, not skip the image.
     case storeFailure(StoreError)
@@ -101,7 +103,8 @@ struct ImageIngest: Sendable {
             }
             let originalId = try repository.storeOriginal(bytes: bytes, info: thumbnail.source, sha256: sha256, originalName: name)
             let thumbId = try repository.storeThumbnail(thumbnail, of: originalId, spec: canonical)
-            return .stored(.init(imageId: originalId, thumbnailId: thumbId), newOriginal: true, newThumbnail: true)
+            return .stored(.init(imageId: originalId, thumbnailId: thumbId), newOriginal: true, newThumbnail: true,
+                           colorWarning: thumbnail.source.colorWarning)
         } catch {
             return .storeFailure(error)
         }

@@ -341,9 +341,14 @@ public final class ImportJob {
         var fresh: Set<String> = []
         for (k, outcome) in outcomes.enumerated() {
             switch outcome {
-            case .stored(let links, let newOriginal, let newThumbnail, let missingBytes):
+            case .stored(let links, let newOriginal, let newThumbnail, let missingBytes, let colorWarning):
                 linksBySHA[work[k].sha] = links
                 missingBySHA[work[k].sha] = missingBytes
+                if let colorWarning {
+                    summary.imagesColorUnmanaged += 1
+                    observer(.imageProblem(ImageProblem(source: nil, location: work[k].path, image: FilePaths.lastComponent(of: work[k].path),
+                                                        reason: colorWarning + " (thumbnail made as if untagged)")))
+                }
                 if newOriginal { summary.imagesStored += 1; fresh.insert(work[k].sha) }
                 if newThumbnail { summary.thumbnailsMade += 1 }
                 // A new recipe for a stored image: places that show it, in this input or not,

@@ -24,6 +24,9 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     /// with `--require-images`.
     public var imagesFailed = 0
     public var thumbnailsMade = 0
+    /// New originals whose embedded ICC profile could not be used (damaged, unreadable, for other
+    /// pixels): stored, and thumbnailed as if untagged; each is reported as an image problem.
+    public var imagesColorUnmanaged = 0
     public var seconds = 0.0
     public var dryRun = false
     public var rejectsFiles: [String] = []
