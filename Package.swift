@@ -82,7 +82,8 @@ let package = Package(
         .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
         .testTarget(name: "PoiFilesTests", dependencies: ["PoiFiles"]),
         .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"], exclude: ["FuzzRegressions"]),
-        .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs"], exclude: ["Fixtures"]),
+        // CLCMS2: ColorManagementTests builds a Display P3 profile from its primaries.
+        .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs", "CLCMS2"], exclude: ["Fixtures"]),
         .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "CMongoC"]),
         .testTarget(name: "PoiJobsTests", dependencies: ["PoiJobs", "PoiStore", "PoiModel"]),
         // Runs the built `poi` binary end to end (exit codes, messages, --json).

@@ -1,3 +1,4 @@
+import CLCMS2
 import Foundation
 import Testing
 @testable import PoiImaging
@@ -14,9 +15,15 @@ import Testing
     static let fixtures: Result<Made, FixtureError> = {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poicolor-fixtures-\(getpid())")
         try? FileManager.default.removeItem(at: dir)
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let p3 = dir.appendingPathComponent("display-p3.icc")
+        guard let profile = displayP3Profile(), (try? Data(profile).write(to: p3)) != nil else {
+            return .failure(FixtureError(description: "could not build the Display P3 profile with Little CMS"))
+        }
         let process = Process()
         process.executableURL = Fixtures.repoRoot.appendingPathComponent(".venv/bin/python")
-        process.arguments = [Fixtures.repoRoot.appendingPathComponent("Tests/PoiImagingTests/Fixtures/make_color_fixtures.py").path, dir.path]
+        process.arguments = [Fixtures.repoRoot.appendingPathComponent("Tests/PoiImagingTests/Fixtures/make_color_fixtures.py").path,
+                             dir.path, p3.path]
         let err = Pipe()
         process.standardError = err
         do { try process.run() } catch { return .failure(FixtureError(description: "cannot run the fixture script: \(error)")) }
@@ -27,6 +34,30 @@ import Testing
         }
         return .success(Made(dir: dir))
     }()
+
+    /// Display P3 (what recent iPhones tag their photos with) from its definition: DCI-P3
+    /// primaries, D65 white, the sRGB tone curve. Pillow cannot make one; Little CMS can.
+    static func displayP3Profile() -> [UInt8]? {
+        var white = cmsCIExyY(x: 0.3127, y: 0.3290, Y: 1.0)
+        var primaries = cmsCIExyYTRIPLE(Red: cmsCIExyY(x: 0.680, y: 0.320, Y: 1.0),
+                                        Green: cmsCIExyY(x: 0.265, y: 0.690, Y: 1.0),
+                                        Blue: cmsCIExyY(x: 0.150, y: 0.060, Y: 1.0))
+        var params: [cmsFloat64Number] = [2.4, 1.0 / 1.055, 0.055 / 1.055, 1.0 / 12.92, 0.04045]
+        guard let curve = cmsBuildParametricToneCurve(nil, 4, &params) else { return nil }
+        defer { cmsFreeToneCurve(curve) }
+        var curves: [OpaquePointer?] = [curve, curve, curve]
+        guard let profile = cmsCreateRGBProfile(&white, &primaries, &curves) else { return nil }
+        defer { cmsCloseProfile(profile) }
+        let mlu = cmsMLUalloc(nil, 1)
+        defer { cmsMLUfree(mlu) }
+        cmsMLUsetASCII(mlu, "en", "US", "Display P3")
+        cmsWriteTag(profile, cmsSigProfileDescriptionTag, UnsafeRawPointer(mlu))
+        var size: cmsUInt32Number = 0
+        guard cmsSaveProfileToMem(profile, nil, &size) != 0, size > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        guard cmsSaveProfileToMem(profile, &bytes, &size) != 0 else { return nil }
+        return bytes
+    }
 
     static func differences(_ a: [UInt8], _ b: [UInt8]) -> (mean: Double, max: Int) {
         precondition(a.count == b.count, "\(a.count) vs \(b.count) samples")
@@ -39,7 +70,7 @@ import Testing
         return (Double(sum) / Double(a.count), worst)
     }
 
-    @Test(arguments: [("rocket.jpg", "Adobe RGB (1998)"), ("adobe.jpg", "Adobe RGB"), ("adobe.png", "Adobe RGB"), ("adobe-alpha.png", "Adobe RGB"),
+    @Test(arguments: [("rocket.jpg", "Adobe RGB (1998)"), ("p3.jpg", "Display P3"), ("adobe.jpg", "Adobe RGB"), ("adobe.png", "Adobe RGB"), ("adobe-alpha.png", "Adobe RGB"),
                       ("gray.jpg", "Gray"), ("gray.png", "Gray")])
     func taggedPixelsMatchAColourManagedReference(name: String, profile: String) throws {
         let made = try Self.fixtures.get()

@@ -1,7 +1,7 @@
 """Colour fixtures for ColorManagementTests, made at test time from a sample photo with Pillow's
 ImageCms (Little CMS 2 inside Pillow: an implementation independent of PoiKit's C code).
 
-    make_color_fixtures.py OUT_DIR
+    make_color_fixtures.py OUT_DIR [DISPLAY_P3_ICC]
 
 For each case: the tagged file, and the colour-managed reference (Pillow's conversion of the same
 decoded pixels to sRGB, perceptual intent) as raw 8-bit samples, full size. Profiles from Debian's
@@ -66,6 +66,16 @@ data = save("adobe-alpha.png", rgba, "PNG", adobe)
 with open(os.path.join(OUT, "adobe-alpha.png.srgb"), "wb") as f:
     f.write(reference(data, adobe, "RGBA"))
 manifest["adobe-alpha.png"] = {"width": rgba.width, "height": rgba.height, "channels": 4}
+
+# Display P3 (the profile is built by the Swift test with Little CMS: Pillow cannot make one).
+if len(sys.argv) > 2:
+    p3 = open(sys.argv[2], "rb").read()
+    in_p3 = ImageCms.profileToProfile(photo, srgb, ImageCms.ImageCmsProfile(io.BytesIO(p3)),
+                                      renderingIntent=ImageCms.Intent.PERCEPTUAL, outputMode="RGB")
+    data = save("p3.jpg", in_p3, "JPEG", p3, quality=95)
+    with open(os.path.join(OUT, "p3.jpg.srgb"), "wb") as f:
+        f.write(reference(data, p3, "RGB"))
+    manifest["p3.jpg"] = {"width": in_p3.width, "height": in_p3.height, "channels": 3}
 
 # Gray with a gray profile (a gamma 1.0 curve, far from sRGB's).
 gray_photo = photo.convert("L")
