@@ -530,7 +530,7 @@ struct FeatureMapper: Sendable {
         }
         switch f["id"] {
         case nil, .null?: break
-        case .string?, .integer?, .double?: draft.id = f["id"]
+        case .string?, .integer?, .bigInteger?, .double?: draft.id = f["id"]
         case let i?: return reject("id", "id must be a string or a number, got \(i.typeName)")
         }
         draft.categorySeparators = options.categorySeparators

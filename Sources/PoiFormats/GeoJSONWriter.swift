@@ -159,6 +159,7 @@ public enum JSONEncoding {
         case .integer(let i):
             if i < 0 { out.append(0x2D) }
             FixedDecimal.appendDigits(i.magnitude, to: &out)
+        case .bigInteger(let text): out.append(contentsOf: text.utf8)  // the digits as read
         case .double(let d):
             if !d.isFinite {
                 out.append(contentsOf: "null".utf8)  // unreachable from readers; JSON has no Inf/NaN

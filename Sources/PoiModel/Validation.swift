@@ -91,6 +91,7 @@ public enum PlaceValidator {
         switch d.altitude {
         case nil, .null?: break
         case .integer(let i)?: altitude = Double(i)
+        case .bigInteger(let text)?: altitude = Double(text)
         case .double(let x)?: altitude = x == 0 ? 0 : x
         case let v?:
             return .failure(Reject(source: d.source, field: "geometry", reason: "altitude must be a number, got \(v.typeName)"))
@@ -143,6 +144,7 @@ public enum PlaceValidator {
                 let t = trimWhitespace(s)
                 if !t.isEmpty { key = t }
             case .integer(let i)?: key = String(i)
+            case .bigInteger(let text)?: key = text  // its digits, like the integer's text
             case .double(let x)?:
                 // A key is text, and a number's text is its value's: 7, 7.0 and 7e0 are "7",
                 // like the string "7" and an integer 7 (ImportKey, rule 2).
@@ -176,6 +178,8 @@ public enum PlaceValidator {
         switch v {
         case nil, .null?: return .failure(NumberProblem(message: "\(field.rawValue) is missing"))
         case .integer(let i)?: return .success(Double(i))
+        // Far outside any coordinate range: the range check names the value.
+        case .bigInteger(let text)?: return .success(Double(text) ?? .infinity)
         case .double(let x)?: return .success(x)
         case .string(let s)?:
             let t = trimWhitespace(s)

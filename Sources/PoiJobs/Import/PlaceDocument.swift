@@ -146,6 +146,8 @@ public enum PlaceDocument {
         case .null: return .null
         case .bool(let b): return .bool(b)
         case .integer(let i): return Int32(exactly: i).map(BSONValue.int32) ?? .int64(i)
+        // Readers give at most 34 digits, which Decimal128 holds exactly.
+        case .bigInteger(let text): return BSONDecimal128(exactly: text).map(BSONValue.decimal128) ?? .string(text)
         case .double(let d): return .double(d)
         case .string(let s): return .string(s)
         case .array(let items): return .array(items.map(bson))
@@ -159,6 +161,13 @@ public enum PlaceDocument {
         case .bool(let b): return .bool(b)
         case .int32(let i): return .integer(Int64(i))
         case .int64(let i): return .integer(i)
+        // An integer comes back as the same digits (Int64 where it fits: a Decimal128 someone
+        // else stored as 5 exports as 5); other decimals as the nearest double.
+        case .decimal128(let d):
+            if let text = d.integerText {
+                return Int64(text).map(JSONValue.integer) ?? .bigInteger(text)  // exponent 0: ≤ 34 digits
+            }
+            return Double(d.description).flatMap { $0.isFinite ? JSONValue.double($0) : nil } ?? .null
         case .double(let d): return d.isFinite ? .double(d) : .null
         case .string(let s): return .string(s)
         case .array(let items): return .array(items.map(json))
