@@ -62,6 +62,19 @@ extension FieldMapping {
     /// The suffix a writer gives an extra whose name collides with a property it writes itself.
     public static let extraSuffix = " (extra)"
 
+    /// The field the default mapping (no `--field`) gives a column or property name: what
+    /// `PoiKitProperties.propertyName(forExtra:)` keeps an extra's name clear of. A name longer
+    /// than every alias, separators aside, is none (most extras), without normalising it.
+    static func defaultField(forColumn name: String) -> PlaceField? {
+        var letters = 0
+        for b in name.utf8 where !(b == 0x20 || (b >= 0x09 && b <= 0x0D) || b == 0x5F || b == 0x2D) {
+            if b >= 0x80 { break }  // Unicode spaces and case: normalised the long way
+            letters += 1
+            if letters > PlaceField.longestAlias { return nil }
+        }
+        return FieldMapping().field(forColumn: name)
+    }
+
     /// "placename (extra)" → "placename"; nil for a name without the suffix.
     public static func extraName(_ name: String) -> String? {
         guard name.hasSuffix(extraSuffix), name.utf8.count > extraSuffix.utf8.count else { return nil }
@@ -69,10 +82,10 @@ extension FieldMapping {
     }
 
     /// Names PoiKit writes itself, on documents (`created_at`, `updated_at`, `imageId`,
-    /// `thumbnailId`) or in rejects files (`_line`, `_feature`, `_field`, `_reason`). A column
-    /// with one of these names is kept under `extra` like any other, with a note.
-    public static let reservedNames: [String] = ["created_at", "updated_at", "imageId", "thumbnailId",
-                                                 "_line", "_feature", "_field", "_reason"]
+    /// `thumbnailId`) or in rejects files (`_line`, `_feature`, `_field`, `_reason`). A CSV
+    /// column with one of these names is kept under `extra` like any other, with a note.
+    public static let reservedNames: [String] = ["created_at", "updated_at", "imageId", "thumbnailId"]
+        + PoiKitProperties.rejectsAnnotations
 
     /// The notes a CSV header earns: columns named like what PoiKit writes, columns that name a
     /// field another column already took, and unmapped columns that look like an unmapped field.

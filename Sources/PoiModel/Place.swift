@@ -47,6 +47,10 @@ public enum PlaceField: String, Sendable, CaseIterable, Hashable {
         return nil
     }
 
+    /// The most characters an alias has (`decimallongitude`): a longer name, separators aside,
+    /// is no alias.
+    public static let longestAlias = PlaceField.allCases.flatMap(\.aliases).map(\.utf8.count).max() ?? 0
+
     /// Case- and space-insensitive column name key: lowercased with whitespace, `_` and `-` removed,
     /// so "Image Path", "image_path" and "IMAGEPATH" all match.
     public static func normalizeColumnName(_ s: String) -> String {
@@ -111,6 +115,11 @@ public struct Place: Sendable, Hashable {
     /// Input columns/properties that map to no field, in input order (CSV values are strings,
     /// GeoJSON values keep their JSON types).
     public var extra: JSONObject
+    /// PoiKit's own properties a GeoJSON feature carried (its exports' `imageId`, `thumbnailId`,
+    /// timestamps, `_source`, `imageSource`/`imageError`; a rejects file's `_feature`, `_reason`…):
+    /// what the file says about the database or run it came from, never the user's data, so
+    /// kept apart from `extra`. Empty for CSV, whose columns are all the user's.
+    public var poiKitProperties: JSONObject
     public var source: PlaceSource
     /// What `importKey` was made from (see `ImportKey`).
     public var keySource: ImportKeySource
@@ -123,7 +132,8 @@ public struct Place: Sendable, Hashable {
     public init(name: String, placename: String? = nil, coordinate: Coordinate, details: String? = nil,
                 categories: [String] = [], image: String? = nil, importKey: String,
                 extra: JSONObject = JSONObject(), source: PlaceSource,
-                keySource: ImportKeySource? = nil, hasImageField: Bool? = nil, altitude: Double? = nil) {
+                keySource: ImportKeySource? = nil, hasImageField: Bool? = nil, altitude: Double? = nil,
+                poiKitProperties: JSONObject = JSONObject()) {
         self.keySource = keySource ?? (importKey.hasPrefix("sha256:") ? .derived : .id)
         self.hasImageField = hasImageField ?? (image != nil)
         self.name = name
@@ -135,6 +145,7 @@ public struct Place: Sendable, Hashable {
         self.image = image
         self.importKey = importKey
         self.extra = extra
+        self.poiKitProperties = poiKitProperties
         self.source = source
     }
 }

@@ -13,6 +13,8 @@ public struct PlaceDraft: Sendable {
     /// A GeoJSON position's third value, if any.
     public var altitude: JSONValue?
     public var extra: JSONObject
+    /// PoiKit's own properties of a GeoJSON feature (`Place.poiKitProperties`).
+    public var poiKitProperties = JSONObject()
     public var source: PlaceSource
     /// ASCII bytes a categories text is split on (`Categories.defaultSeparators`: `;` and `|`).
     public var categorySeparators: [UInt8] = Categories.defaultSeparators
@@ -166,7 +168,7 @@ public enum PlaceValidator {
                           importKey: key ?? ImportKey.derived(name: name, coordinate: coordinate),
                           extra: extra, source: d.source,
                           keySource: keyField == .importKey ? .importKey : keyField == .id ? .id : .derived,
-                          hasImageField: d.image != nil, altitude: altitude)
+                          hasImageField: d.image != nil, altitude: altitude, poiKitProperties: d.poiKitProperties)
         return .success(place)
     }
 

@@ -214,6 +214,7 @@ public final class ImportJob {
         h.combine(p.hasImageField)
         var extra: [UInt8] = []
         JSONEncoding.append(.object(p.extra), to: &extra)
+        JSONEncoding.append(.object(p.poiKitProperties), to: &extra)
         extra.withUnsafeBytes { h.combine(bytes: $0) }
         let v = UInt64(bitPattern: Int64(h.finalize()))
         return UInt32(truncatingIfNeeded: v ^ (v >> 32))

@@ -17,6 +17,13 @@ struct ExportCommand: ParsableCommand {
         keeps its photo (the file names no image, so links stay), into another one (with \
         --with-images) it gives the same documents, ids and timestamps aside.
 
+        Extras are plain properties under their own names, except one named like a field (name, \
+        title, address, lat, image, id, importKey and the other recognised names), like a \
+        property the export writes itself (imageId, thumbnailId, created_at, updated_at, \
+        _source, imageSource, imageError) or a rejects column (_line, _feature, _field, _reason), \
+        or ending in " (extra)": that one is written as "NAME (extra)", whether or not the place \
+        has that property, and `poi import` takes it back as extra.NAME.
+
         Coordinates are written exactly as stored: the shortest decimal that reads back as the \
         same number (what any language's JSON writer gives), without exponent. --precision N \
         rounds them to N decimals instead (7 is about 1 cm; a rounded file no longer imports \
