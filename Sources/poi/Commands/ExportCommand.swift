@@ -27,7 +27,8 @@ struct ExportCommand: ParsableCommand {
         Coordinates are written exactly as stored: the shortest decimal that reads back as the \
         same number (what any language's JSON writer gives), without exponent. --precision N \
         rounds them to N decimals instead (7 is about 1 cm; a rounded file no longer imports \
-        back unchanged). Other numbers keep their type and sign (5, 5.0, -0.0).
+        back unchanged). Other numbers keep their type and sign (5, 5.0, -0.0), and integers \
+        beyond 64 bits (stored as Decimal128) their digits.
 
         With -o, the output is written to a temporary file and renamed into place only when \
         complete: an interrupted export leaves the previous file as it was.
