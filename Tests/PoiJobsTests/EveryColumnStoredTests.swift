@@ -2,6 +2,7 @@ import Foundation
 import PoiFormats
 import PoiModel
 import PoiStore
+import Synchronization
 import Testing
 @testable import PoiJobs
 
@@ -60,5 +61,38 @@ import Testing
         let write = PlaceDocument.fields(for: place, links: nil)
         #expect(write.set["extra"] == .document(extra))
         #expect(write.untracked["source"] == .document(["file": "cols.csv", "line": .int64(2)]))
+    }
+
+    /// An export's feature naming its database's image by id, without the image: where the store
+    /// holds that image the stored link stays (same database); elsewhere the place keeps the id
+    /// and the reason as imageSource/imageError and the image counts as failed.
+    @Test func anExportedImageIdTheStoreDoesNotHoldIsAFailedImage() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-exported-id-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let images = InMemoryImages()
+        let held = images.seed(bytes: [1, 2, 3], name: "held.jpg", specs: ["s"])
+        let gone = ObjectId()
+        func feature(_ key: String, _ imageId: ObjectId) -> String {
+            #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"\#(key)","importKey":"\#(key)","imageId":"\#(imageId.hex)"}}"#
+        }
+        let file = dir.appendingPathComponent("export.geojson").path
+        try (#"{"type":"FeatureCollection","features":["# + [feature("a", held.id), feature("b", gone), feature("c", gone)].joined(separator: ",") + "]}")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let places = InMemoryPlaces()
+        var options = ImportOptions()
+        options.jobs = 2
+        let seen = Mutex<[String]>([])
+        let summary = try ImportJob(options: options, places: places, images: images, observer: { event in
+            if case .imageProblem(let p) = event { seen.withLock { $0.append(p.image + ": " + p.reason) } }
+        }).run(files: [file])
+        let problems = seen.withLock { $0 }
+        #expect(summary.imagesFailed == 2 && summary.inserted == 3)
+        let reason = "the export names image \(gone.hex) without a copy of it, and this database has no such image"
+        #expect(problems == [gone.hex + ": " + reason, gone.hex + ": " + reason])
+        let b = try #require(places.places["b"])
+        #expect(b.fields["imageSource"] == .string(gone.hex) && b.fields["imageError"] == .string(reason))
+        let a = try #require(places.places["a"])
+        #expect(a.fields["imageError"] == nil && a.unset.contains("imageError"))
     }
 }

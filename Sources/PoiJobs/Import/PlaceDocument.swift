@@ -95,7 +95,7 @@ public enum PlaceDocument {
         // (`Place.poiKitProperties`), and only the provenance and image trace are used.
         let carriedSource = exportedSource(place)
         set.append("extra", .document(BSONDocument(place.extra.members.map { ($0.key, bson($0.value)) })))
-        if let imageError, links == nil, let reference = place.image {
+        if let imageError, links == nil, let reference = place.image ?? exportedImageId(place) {
             set.append("imageSource", .string(reference))
             set.append("imageError", .string(imageError))
         } else if links == nil, place.image == nil, case .string(let reference)? = place.poiKitProperties["imageSource"],
@@ -129,6 +129,14 @@ public enum PlaceDocument {
             untracked.append("source", .document(source))
         }
         return Write(set: set, unset: unset, untracked: untracked, untrackedUnset: untrackedUnset, keep: keep)
+    }
+
+    /// The `imageId` (hex) a feature of a PoiKit export names without an image of its own
+    /// (exported without `--with-images`, or its photo could not be copied): the image of the
+    /// database the file comes from, which the import can only keep where that image is stored.
+    public static func exportedImageId(_ place: Place) -> String? {
+        guard !place.hasImageField, case .string(let hex)? = place.poiKitProperties["imageId"], ObjectId(hex: hex) != nil else { return nil }
+        return hex
     }
 
     public static func bson(_ value: JSONValue) -> BSONValue {

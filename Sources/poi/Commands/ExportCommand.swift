@@ -15,7 +15,9 @@ struct ExportCommand: ParsableCommand {
         updated_at, _source (the place's provenance) and the place's extra fields, so the file \
         imports again unchanged: into the same database every place counts as unchanged and \
         keeps its photo (the file names no image, so links stay), into another one (with \
-        --with-images) it gives the same documents, ids and timestamps aside.
+        --with-images) it gives the same documents, ids and timestamps aside. Without \
+        --with-images the photos stay behind: an import into another database says so for each \
+        place that had one (imageSource, imageError) and exits 1.
 
         Extras are plain properties under their own names, except one named like a field (name, \
         title, address, lat, image, id, importKey and the other recognised names), like a \
