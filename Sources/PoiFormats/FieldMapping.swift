@@ -63,17 +63,31 @@ extension FieldMapping {
     public static let extraSuffix = " (extra)"
 
     /// The field the default mapping (no `--field`) gives a column or property name: what
-    /// `PoiKitProperties.propertyName(forExtra:)` keeps an extra's name clear of. A name longer
-    /// than every alias, separators aside, is none (most extras), without normalising it.
+    /// `PoiKitProperties.propertyName(forExtra:)` keeps an extra's name clear of. Called for every
+    /// extra a writer writes, so an ASCII name is normalised on the stack (no alias is longer
+    /// than 16 letters) and looked up as a small string, without allocating.
     static func defaultField(forColumn name: String) -> PlaceField? {
-        var letters = 0
-        for b in name.utf8 where !(b == 0x20 || (b >= 0x09 && b <= 0x0D) || b == 0x5F || b == 0x2D) {
-            if b >= 0x80 { break }  // Unicode spaces and case: normalised the long way
-            letters += 1
-            if letters > PlaceField.longestAlias { return nil }
+        guard name.utf8.allSatisfy({ $0 < 0x80 }) else { return FieldMapping().field(forColumn: name) }
+        let limit = PlaceField.longestAlias
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: limit) { buffer -> PlaceField? in
+            var count = 0
+            for b in name.utf8 where !(b == 0x20 || (b >= 0x09 && b <= 0x0D) || b == 0x5F || b == 0x2D) {
+                if count == limit { return nil }
+                buffer[count] = b >= 0x41 && b <= 0x5A ? b + 0x20 : b
+                count += 1
+            }
+            return defaultFields[String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)]
         }
-        return FieldMapping().field(forColumn: name)
     }
+
+    /// Normalised alias → field, the first field claiming an alias winning (as `field(forColumn:)`).
+    private static let defaultFields: [String: PlaceField] = {
+        var map: [String: PlaceField] = [:]
+        for field in PlaceField.allCases {
+            for alias in field.aliases where map[alias] == nil { map[alias] = field }
+        }
+        return map
+    }()
 
     /// "placename (extra)" → "placename"; nil for a name without the suffix.
     public static func extraName(_ name: String) -> String? {

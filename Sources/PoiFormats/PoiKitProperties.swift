@@ -29,9 +29,19 @@ public enum PoiKitProperties {
     /// Whether a GeoJSON property is one of PoiKit's own rather than the user's: any of `names`,
     /// except a `_source` that is not of the shape exports write (someone else's, kept in `extra`).
     static func isOwn(_ key: String, _ value: JSONValue) -> Bool {
-        guard names.contains(key) else { return false }
+        guard mayBeAName(key), names.contains(key) else { return false }
         return key != source || exportedSource(value) != nil
     }
+
+    /// A length and first byte some name has: asked of every unmapped property a reader sees,
+    /// so most are answered without hashing them.
+    private static func mayBeAName(_ key: String) -> Bool {
+        let n = key.utf8.count
+        guard n >= nameLengths.lowerBound, n <= nameLengths.upperBound, let first = key.utf8.first else { return false }
+        return nameFirstBytes.contains(first)
+    }
+    private static let nameLengths: ClosedRange<Int> = names.map(\.utf8.count).min()!...names.map(\.utf8.count).max()!
+    private static let nameFirstBytes: [UInt8] = Array(Set(names.compactMap(\.utf8.first))).sorted()
 
     /// `_source` as exports write it: the file and the line or feature it names.
     public static func exportedSource(_ value: JSONValue) -> (file: String, position: PlaceSource.Position)? {
@@ -50,6 +60,7 @@ public enum PoiKitProperties {
 
     /// Whether a reader would take a property named `key` for anything but the extra `key`.
     static func isTaken(_ key: String) -> Bool {
-        names.contains(key) || FieldMapping.extraName(key) != nil || FieldMapping.defaultField(forColumn: key) != nil
+        (mayBeAName(key) && names.contains(key)) || FieldMapping.extraName(key) != nil
+            || FieldMapping.defaultField(forColumn: key) != nil
     }
 }

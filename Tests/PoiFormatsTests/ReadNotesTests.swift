@@ -96,6 +96,18 @@ import PoiModel
         #expect(try readAll(other, name: "o.geojson").0.first?.extra == JSONObject([JSONMember("_source", .string("survey"))]))
     }
 
+    /// The writer's allocation-free alias check agrees with the mapping itself.
+    @Test func defaultFieldAgreesWithTheMapping() {
+        let names = ["name", "Title", "Image Path", "image_path", "decimal_Longitude", "decimallongitudes", "LAT.", "x", "y ",
+                     "opening_hours", "", " ", "-_-", "place-name", "Lat\u{A0}", "név", "IMG", "importKey", "import key", "id", "ID#2"]
+        for name in names {
+            #expect(FieldMapping.defaultField(forColumn: name) == FieldMapping().field(forColumn: name), "\(name)")
+        }
+        for field in PlaceField.allCases {
+            for alias in field.aliases { #expect(FieldMapping.defaultField(forColumn: alias) != nil, "\(alias)") }
+        }
+    }
+
     /// What `poi convert` and `poi export` write for an extra named like a property they write
     /// themselves ("placename (extra)") reads back as that extra, under its own name.
     @Test func renamedExtraReadsBackUnderItsOwnName() throws {
