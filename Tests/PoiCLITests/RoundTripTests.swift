@@ -216,6 +216,55 @@ import Testing
         Self.expectEqual(original, try Self.dump(fresh), "\(input): fresh database")
     }
 
+    /// The formats benchmark's data (scripts/bench-formats.py `generate`: mixed scripts, quoted
+    /// line breaks, half the keys derived from name + coordinates, a photo on every third row, of
+    /// which the first 20 exist) → import → export with images → import into the same database
+    /// (all unchanged) and into a fresh one (the same documents, links, image bytes and
+    /// failed-image traces included). 1,000 rows: the test server's inserts set the pace.
+    @Test func benchmarkDataRoundTrip() throws {
+        let ws = try Workspace("rt-bench")
+        defer { ws.cleanUp() }
+        _ = try PoiProcess.python("""
+        import importlib.util, os, sys
+        scripts = os.path.join(sys.argv[1], 'scripts')
+        sys.path.insert(0, scripts)
+        spec = importlib.util.spec_from_file_location('bench_formats', os.path.join(scripts, 'bench-formats.py'))
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        m.generate(1000, os.path.join(sys.argv[2], 'places.csv'), os.path.join(sys.argv[2], 'places.geojson'))
+        """, [PoiProcess.repoRoot.path, ws.root.path])
+        try FileManager.default.createDirectory(atPath: ws.path("images"), withIntermediateDirectories: true)
+        let photos = ["coffee.jpg", "rocket.jpg", "chelsea-progressive.jpg", "astronaut-exif6.jpg"]
+        for k in 0..<20 {
+            try FileManager.default.copyItem(atPath: ws.path("Samples/images/" + photos[k % photos.count]),
+                                             toPath: ws.path("images/\(k * 3).jpg"))
+        }
+        let first = try ws.poi(["import", "places.csv", "--json", "--quiet"])
+        let s0 = try ws.json(first)
+        #expect(first.status == 1 && int(s0, "inserted") == 1000 && int(s0, "rejected") == 0, "\(first.all)")
+        #expect(int(s0, "imagesFailed") == 334 - 20, "\(s0)")
+        let original = try Self.dump(ws)
+        let times = try Self.updatedAt(ws)
+        #expect(try Self.countWithImage(ws) == "20")
+
+        let exp = try ws.poi(["export", "-o", "a/places.geojson", "--with-images", "a/images", "--quiet"])
+        #expect(exp.status == 0, "stderr: \(exp.stderr)")
+        let same = try ws.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        let s = try ws.json(same)
+        #expect(same.status == 0, "stderr: \(same.stderr)")
+        #expect(int(s, "unchanged") == 1000 && int(s, "updated") == 0 && int(s, "inserted") == 0, "\(s)")
+        #expect(try Self.updatedAt(ws) == times)
+        Self.expectEqual(original, try Self.dump(ws), "benchmark data: same database")
+
+        let fresh = try Workspace("rt-bench-fresh")
+        defer { fresh.cleanUp() }
+        try FileManager.default.copyItem(atPath: ws.path("a"), toPath: fresh.path("a"))
+        let f = try fresh.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        #expect(f.status == 0, "stderr: \(f.stderr)")
+        #expect(int(try fresh.json(f), "inserted") == 1000)
+        Self.expectEqual(original, try Self.dump(fresh), "benchmark data: fresh database")
+    }
+
     @Test func aFileWithoutAnImageColumnKeepsTheLinkAnEmptyCellUnlinks() throws {
         let ws = try Workspace("rt-links")
         defer { ws.cleanUp() }
