@@ -31,7 +31,9 @@ public struct GeoJSONFeature: Sendable, Hashable {
         if let v = place.image { props.append("image", .string(v)) }
         for m in additional where !props.contains(m.key) { props.append(m.key, m.value) }
         props.append("importKey", .string(place.importKey))
-        for m in place.poiKitProperties.members where !props.contains(m.key) { props.append(m.key, m.value) }
+        if !place.poiKitProperties.isEmpty {
+            for m in place.poiKitProperties.members where !props.contains(m.key) { props.append(m.key, m.value) }
+        }
         for m in place.extra.members {
             var key = PoiKitProperties.propertyName(forExtra: m.key)
             while props.contains(key) { key += FieldMapping.extraSuffix }  // only an `additional` of the caller's

@@ -47,10 +47,6 @@ public enum PlaceField: String, Sendable, CaseIterable, Hashable {
         return nil
     }
 
-    /// The most characters an alias has (`decimallongitude`): a longer name, separators aside,
-    /// is no alias.
-    public static let longestAlias = PlaceField.allCases.flatMap(\.aliases).map(\.utf8.count).max() ?? 0
-
     /// Case- and space-insensitive column name key: lowercased with whitespace, `_` and `-` removed,
     /// so "Image Path", "image_path" and "IMAGEPATH" all match.
     public static func normalizeColumnName(_ s: String) -> String {
