@@ -62,17 +62,78 @@ extension FieldMapping {
     /// The suffix a writer gives an extra whose name collides with a property it writes itself.
     public static let extraSuffix = " (extra)"
 
+    /// The field the default mapping (no `--field`) gives a column or property name: what
+    /// `PoiKitProperties.propertyName(forExtra:)` keeps an extra's name clear of. Called for every
+    /// extra a writer writes, so an ASCII name is normalised into two integers (no alias has
+    /// more than 16 letters) and looked up without allocating.
+    static func defaultField(forColumn name: String) -> PlaceField? {
+        var key = PackedName()
+        var count = 0
+        for b in name.utf8 where !(b == 0x20 || (b >= 0x09 && b <= 0x0D) || b == 0x5F || b == 0x2D) {
+            if b >= 0x80 { return FieldMapping().field(forColumn: name) }  // Unicode spaces and case
+            if count == 16 { return nil }
+            let lower = b >= 0x41 && b <= 0x5A ? b + 0x20 : b
+            // Most extras (`opening_hours`) start with a letter no alias starts with.
+            if count == 0 && !aliasInitials.contains(lower) { return nil }
+            key.set(count, lower)
+            count += 1
+        }
+        return defaultFields[key]
+    }
+
+    /// The ASCII bytes some alias starts with, one bit each.
+    private static let aliasInitials = ASCIISet(PlaceField.allCases.flatMap(\.aliases).compactMap(\.utf8.first))
+
+    struct ASCIISet {
+        private var low: UInt64 = 0
+        private var high: UInt64 = 0
+        init(_ bytes: [UInt8]) {
+            for b in bytes where b < 0x80 {
+                if b < 64 { low |= 1 << UInt64(b) } else { high |= 1 << UInt64(b - 64) }
+            }
+        }
+        func contains(_ b: UInt8) -> Bool { b < 64 ? low & (1 << UInt64(b)) != 0 : b < 0x80 && high & (1 << UInt64(b - 64)) != 0 }
+    }
+
+    /// Up to 16 non-zero bytes, zero-padded.
+    struct PackedName: Hashable {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        mutating func set(_ i: Int, _ byte: UInt8) {
+            if i < 8 { low |= UInt64(byte) << (8 * i) } else { high |= UInt64(byte) << (8 * (i - 8)) }
+        }
+        init() {}
+        init?(_ text: String) {
+            guard text.utf8.count <= 16 else { return nil }
+            for (i, b) in text.utf8.enumerated() { set(i, b) }
+        }
+    }
+
+    /// Normalised alias → field, the first field claiming an alias winning (as `field(forColumn:)`).
+    private static let defaultFields: [PackedName: PlaceField] = {
+        var map: [PackedName: PlaceField] = [:]
+        for field in PlaceField.allCases {
+            for alias in field.aliases {
+                guard let key = PackedName(alias) else { preconditionFailure("alias \(alias) longer than 16 letters") }
+                if map[key] == nil { map[key] = field }
+            }
+        }
+        return map
+    }()
+
     /// "placename (extra)" → "placename"; nil for a name without the suffix.
     public static func extraName(_ name: String) -> String? {
-        guard name.hasSuffix(extraSuffix), name.utf8.count > extraSuffix.utf8.count else { return nil }
-        return String(name.dropLast(extraSuffix.count))
+        // Bytes, not `hasSuffix` (which compares by Unicode equivalence): asked of every extra written.
+        let utf8 = name.utf8, suffix = extraSuffix.utf8
+        guard utf8.count > suffix.count, utf8.last == suffix.last, utf8.suffix(suffix.count).elementsEqual(suffix) else { return nil }
+        return String(decoding: utf8.dropLast(suffix.count), as: UTF8.self)
     }
 
     /// Names PoiKit writes itself, on documents (`created_at`, `updated_at`, `imageId`,
-    /// `thumbnailId`) or in rejects files (`_line`, `_feature`, `_field`, `_reason`). A column
-    /// with one of these names is kept under `extra` like any other, with a note.
-    public static let reservedNames: [String] = ["created_at", "updated_at", "imageId", "thumbnailId",
-                                                 "_line", "_feature", "_field", "_reason"]
+    /// `thumbnailId`) or in rejects files (`_line`, `_feature`, `_field`, `_reason`). A CSV
+    /// column with one of these names is kept under `extra` like any other, with a note.
+    public static let reservedNames: [String] = ["created_at", "updated_at", "imageId", "thumbnailId"]
+        + PoiKitProperties.rejectsAnnotations
 
     /// The notes a CSV header earns: columns named like what PoiKit writes, columns that name a
     /// field another column already took, and unmapped columns that look like an unmapped field.

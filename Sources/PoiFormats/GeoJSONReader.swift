@@ -500,6 +500,16 @@ struct FeatureMapper: Sendable {
         }
     }
 
+    /// Names each "NAME (extra)" member at `positions` NAME, unless a member of that name is
+    /// there already (a file PoiKit did not write; the member keeps its whole name). Fewest
+    /// suffixes first, so "a (extra) (extra)" becomes "a (extra)" only after that one became "a".
+    static func unsuffix(_ extra: inout JSONObject, at positions: [Int]) {
+        for i in positions.sorted(by: { extra.members[$0].key.utf8.count < extra.members[$1].key.utf8.count }) {
+            guard let own = FieldMapping.extraName(extra.members[i].key), !extra.contains(own) else { continue }
+            extra.members[i].key = own
+        }
+    }
+
     func map(_ v: JSONValue, source: PlaceSource, cache: inout [String: PlaceField?], raw: RawRecord?) -> ReadItem {
         func reject(_ field: String?, _ reason: String) -> ReadItem {
             .reject(Reject(source: source, field: field, reason: reason), raw: raw)
@@ -530,7 +540,7 @@ struct FeatureMapper: Sendable {
         }
         switch f["id"] {
         case nil, .null?: break
-        case .string?, .integer?, .double?: draft.id = f["id"]
+        case .string?, .integer?, .bigInteger?, .double?: draft.id = f["id"]
         case let i?: return reject("id", "id must be a string or a number, got \(i.typeName)")
         }
         draft.categorySeparators = options.categorySeparators
@@ -538,11 +548,13 @@ struct FeatureMapper: Sendable {
         case nil, .null?: break
         case .object(let props)?:
             var taken = FieldSet()
+            // Positions in `extra` of "NAME (extra)" properties (PoiKitProperties' rule), named
+            // NAME once every property is placed.
+            var suffixed: [Int] = []
             for m in props.members {
-                // "placename (extra)": an export's extra named like one of its own properties.
-                if m.key.utf8.last == 0x29, let own = FieldMapping.extraName(m.key), !draft.extra.contains(own),
-                   !props.members.contains(where: { $0.key == own && field(forProperty: own, cache: &cache) == nil }) {
-                    draft.extra.append(own, m.value)
+                if m.key.utf8.last == 0x29, FieldMapping.extraName(m.key) != nil {
+                    suffixed.append(draft.extra.count)
+                    draft.extra.append(m.key, m.value)
                     continue
                 }
                 if let field = field(forProperty: m.key, cache: &cache), !taken.contains(field),
@@ -550,23 +562,21 @@ struct FeatureMapper: Sendable {
                     // An optional text field given a non-string (an `address` object): the value
                     // is kept under extra as it is, rather than losing the feature.
                     if field == .placename || field == .details || field == .image, m.value != .null, m.value.stringValue == nil {
-                        if !draft.extra.contains(m.key) {
-                            notes.add(ReadNote(file: "", kind: .wrongType(field, type: m.value.typeName), name: m.key,
-                                               key: m.key, noun: "property"))
-                            draft.extra.append(m.key, m.value)
-                            continue
-                        }
+                        notes.add(ReadNote(file: "", kind: .wrongType(field, type: m.value.typeName), name: m.key,
+                                           key: m.key, noun: "property"))
+                        draft.extra.append(m.key, m.value)
+                        continue
                     }
                     taken.insert(field)
                     draft[field] = m.value
+                } else if PoiKitProperties.isOwn(m.key, m.value) {
+                    // What an export or rejects file says about where it came from: not the user's.
+                    draft.poiKitProperties.append(m.key, m.value)
                 } else {
-                    if m.key.utf8.first == 0x5F,  // `_feature`, `_field`, `_reason`: from a rejects file
-                       FieldMapping.reservedNames.contains(m.key), !PlaceFormatsGenerated.names.contains(m.key) {
-                        notes.add(ReadNote(file: "", kind: .reservedName, name: m.key, key: m.key, noun: "property"))
-                    }
                     draft.extra.append(m.key, m.value)
                 }
             }
+            if !suffixed.isEmpty { Self.unsuffix(&draft.extra, at: suffixed) }
         case let p?: return reject("properties", "properties must be an object, got \(p.typeName)")
         }
         switch PlaceValidator.validate(draft) {
@@ -587,11 +597,6 @@ struct FeatureMapper: Sendable {
     }
 }
 
-/// Properties PoiKit's own exports write (ids, timestamps): an import of an export recomputes
-/// them, so they are not noted as kept.
-enum PlaceFormatsGenerated {
-    static let names: Set<String> = ["imageId", "thumbnailId", "created_at", "updated_at"]
-}
 
 /// A set of `PlaceField`s as a bitmask: per-feature bookkeeping without hashing.
 struct FieldSet {

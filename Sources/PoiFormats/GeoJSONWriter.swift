@@ -17,11 +17,11 @@ public struct GeoJSONFeature: Sendable, Hashable {
         self.properties = properties
     }
 
-    /// The feature `poi convert` writes, and the basis of exports: properties `name`,
-    /// `placename`, `details`, `categories`, `image`, then `additional` (e.g. `imageId`,
-    /// `thumbnailId`, `created_at`, `updated_at` from the store), `importKey`, then the `extra`
-    /// members. Absent optional fields are omitted. An extra member whose key collides with
-    /// one already written is renamed "key (extra)" rather than dropped or duplicated.
+    /// The feature `poi convert` writes: properties `name`, `placename`, `details`,
+    /// `categories`, `image`, then `additional`, `importKey`, the place's own PoiKit properties
+    /// (`Place.poiKitProperties`, as read), then the `extra` members. Absent optional fields are
+    /// omitted. An extra is written under `PoiKitProperties.propertyName(forExtra:)`: its own
+    /// name, or "name (extra)" when a reader would take its name for something else.
     public init(place: Place, id: JSONValue? = nil, additional: [JSONMember] = []) {
         var props = JSONObject()
         props.append("name", .string(place.name))
@@ -31,9 +31,12 @@ public struct GeoJSONFeature: Sendable, Hashable {
         if let v = place.image { props.append("image", .string(v)) }
         for m in additional where !props.contains(m.key) { props.append(m.key, m.value) }
         props.append("importKey", .string(place.importKey))
+        if !place.poiKitProperties.isEmpty {
+            for m in place.poiKitProperties.members where !props.contains(m.key) { props.append(m.key, m.value) }
+        }
         for m in place.extra.members {
-            var key = m.key
-            while props.contains(key) { key += " (extra)" }
+            var key = PoiKitProperties.propertyName(forExtra: m.key)
+            while props.contains(key) { key += FieldMapping.extraSuffix }  // only an `additional` of the caller's
             props.append(key, m.value)
         }
         self.init(id: id, coordinate: place.coordinate, altitude: place.altitude, properties: props)
@@ -159,6 +162,7 @@ public enum JSONEncoding {
         case .integer(let i):
             if i < 0 { out.append(0x2D) }
             FixedDecimal.appendDigits(i.magnitude, to: &out)
+        case .bigInteger(let text): out.append(contentsOf: text.utf8)  // the digits as read
         case .double(let d):
             if !d.isFinite {
                 out.append(contentsOf: "null".utf8)  // unreachable from readers; JSON has no Inf/NaN

@@ -164,6 +164,10 @@ public struct JSONParser: ~Copyable {
             if v <= UInt64(Int64.max) { return .integer(negative ? -Int64(v) : Int64(v)) }
             if negative && v == UInt64(Int64.max) + 1 { return .integer(Int64.min) }
         }
+        if isInteger && intDigits <= JSONValue.maxBigIntegerDigits {
+            // Beyond Int64 a double would change the number; Decimal128 keeps up to 34 digits.
+            return .bigInteger(String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self))
+        }
         // Fast exact path (Clinger): ≤ 15 significant digits and a power of ten ≤ 22 divide exactly.
         if !hasExp && intDigits + fracDigits <= 15 {
             var m: Int64 = 0

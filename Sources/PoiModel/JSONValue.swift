@@ -2,12 +2,17 @@
 ///
 /// `Place.extra` holds the input's unmapped columns/properties as `JSONValue`s so nothing the user
 /// supplied is dropped; PoiStore converts them to BSON and the GeoJSON writer writes them back.
-/// Integers that fit in `Int64` stay exact (`.integer`); every other number is a finite `.double`
+/// Integers that fit in `Int64` stay exact (`.integer`), and so do longer ones up to 34 digits
+/// (`.bigInteger`, stored as BSON Decimal128); every other number is a finite `.double`
 /// (readers reject non-finite numbers such as `1e400`).
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// An integer beyond `Int64`, as its decimal text (`-?[1-9][0-9]*`, at most
+    /// `JSONValue.maxBigIntegerDigits` digits): a double would change it
+    /// (`12345678901234567890` reads back as `12345678901234567168`).
+    case bigInteger(String)
     case double(Double)
     case string(String)
     case array([JSONValue])
@@ -23,17 +28,22 @@ public enum JSONValue: Sendable, Hashable {
     public var doubleValue: Double? {
         switch self {
         case .integer(let i): return Double(i)
+        case .bigInteger(let text): return Double(text)
         case .double(let d): return d
         default: return nil
         }
     }
+
+    /// Digits a `.bigInteger` holds at most: what BSON Decimal128 stores exactly (34
+    /// significant digits). Longer integers are doubles, as in any JSON reader.
+    public static let maxBigIntegerDigits = 34
 
     /// A short type name for error messages ("string", "number", ...).
     public var typeName: String {
         switch self {
         case .null: return "null"
         case .bool: return "boolean"
-        case .integer, .double: return "number"
+        case .integer, .bigInteger, .double: return "number"
         case .string: return "string"
         case .array: return "array"
         case .object: return "object"

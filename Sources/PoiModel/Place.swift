@@ -111,6 +111,11 @@ public struct Place: Sendable, Hashable {
     /// Input columns/properties that map to no field, in input order (CSV values are strings,
     /// GeoJSON values keep their JSON types).
     public var extra: JSONObject
+    /// PoiKit's own properties a GeoJSON feature carried (its exports' `imageId`, `thumbnailId`,
+    /// timestamps, `_source`, `imageSource`/`imageError`; a rejects file's `_feature`, `_reason`…):
+    /// what the file says about the database or run it came from, never the user's data, so
+    /// kept apart from `extra`. Empty for CSV, whose columns are all the user's.
+    public var poiKitProperties: JSONObject
     public var source: PlaceSource
     /// What `importKey` was made from (see `ImportKey`).
     public var keySource: ImportKeySource
@@ -123,7 +128,8 @@ public struct Place: Sendable, Hashable {
     public init(name: String, placename: String? = nil, coordinate: Coordinate, details: String? = nil,
                 categories: [String] = [], image: String? = nil, importKey: String,
                 extra: JSONObject = JSONObject(), source: PlaceSource,
-                keySource: ImportKeySource? = nil, hasImageField: Bool? = nil, altitude: Double? = nil) {
+                keySource: ImportKeySource? = nil, hasImageField: Bool? = nil, altitude: Double? = nil,
+                poiKitProperties: JSONObject = JSONObject()) {
         self.keySource = keySource ?? (importKey.hasPrefix("sha256:") ? .derived : .id)
         self.hasImageField = hasImageField ?? (image != nil)
         self.name = name
@@ -135,6 +141,7 @@ public struct Place: Sendable, Hashable {
         self.image = image
         self.importKey = importKey
         self.extra = extra
+        self.poiKitProperties = poiKitProperties
         self.source = source
     }
 }

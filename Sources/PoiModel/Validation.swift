@@ -13,6 +13,8 @@ public struct PlaceDraft: Sendable {
     /// A GeoJSON position's third value, if any.
     public var altitude: JSONValue?
     public var extra: JSONObject
+    /// PoiKit's own properties of a GeoJSON feature (`Place.poiKitProperties`).
+    public var poiKitProperties = JSONObject()
     public var source: PlaceSource
     /// ASCII bytes a categories text is split on (`Categories.defaultSeparators`: `;` and `|`).
     public var categorySeparators: [UInt8] = Categories.defaultSeparators
@@ -91,6 +93,7 @@ public enum PlaceValidator {
         switch d.altitude {
         case nil, .null?: break
         case .integer(let i)?: altitude = Double(i)
+        case .bigInteger(let text)?: altitude = Double(text)
         case .double(let x)?: altitude = x == 0 ? 0 : x
         case let v?:
             return .failure(Reject(source: d.source, field: "geometry", reason: "altitude must be a number, got \(v.typeName)"))
@@ -143,6 +146,7 @@ public enum PlaceValidator {
                 let t = trimWhitespace(s)
                 if !t.isEmpty { key = t }
             case .integer(let i)?: key = String(i)
+            case .bigInteger(let text)?: key = text  // its digits, like the integer's text
             case .double(let x)?:
                 // A key is text, and a number's text is its value's: 7, 7.0 and 7e0 are "7",
                 // like the string "7" and an integer 7 (ImportKey, rule 2).
@@ -164,7 +168,7 @@ public enum PlaceValidator {
                           importKey: key ?? ImportKey.derived(name: name, coordinate: coordinate),
                           extra: extra, source: d.source,
                           keySource: keyField == .importKey ? .importKey : keyField == .id ? .id : .derived,
-                          hasImageField: d.image != nil, altitude: altitude)
+                          hasImageField: d.image != nil, altitude: altitude, poiKitProperties: d.poiKitProperties)
         return .success(place)
     }
 
@@ -176,6 +180,8 @@ public enum PlaceValidator {
         switch v {
         case nil, .null?: return .failure(NumberProblem(message: "\(field.rawValue) is missing"))
         case .integer(let i)?: return .success(Double(i))
+        // Far outside any coordinate range: the range check names the value.
+        case .bigInteger(let text)?: return .success(Double(text) ?? .infinity)
         case .double(let x)?: return .success(x)
         case .string(let s)?:
             let t = trimWhitespace(s)

@@ -41,7 +41,12 @@ enum ExpressJSON {
         case .int32(let i): out.append(contentsOf: String(i).utf8)
         // The driver promotes longs to numbers; beyond 2^53 JavaScript would round, digits do not.
         case .int64(let i): out.append(contentsOf: String(i).utf8)
-        // Regex, timestamps, decimal128, code…: types the app never stores; JSON has no form for them.
+        // The Node driver's Decimal128.toJSON: `{"$numberDecimal": "<digits>"}`.
+        case .decimal128(let d):
+            out.append(contentsOf: #"{"$numberDecimal":"#.utf8)
+            appendString(d.description, to: &out)
+            out.append(0x7D)
+        // Regex, timestamps, code…: types the app never stores; JSON has no form for them.
         case .unsupported: out.append(contentsOf: "null".utf8)
         }
     }

@@ -22,6 +22,7 @@ import Testing
         if isinstance(v, float) and v == 0 and str(v).startswith('-'): return '-0.0 (double)'
         if isinstance(v, float): return repr(v) + ' (double)'
         if isinstance(v, bool): return v
+        if isinstance(v, bson.decimal128.Decimal128): return str(v) + ' (decimal128)'
         if isinstance(v, int): return str(v) + ' (int)'
         if isinstance(v, dict): return {k: plain(x) for k, x in v.items()}
         if isinstance(v, list): return [plain(x) for x in v]
@@ -143,6 +144,47 @@ import Testing
         Self.expectEqual(before, try Self.dump(ws), "numbers after the round trip")
     }
 
+    /// Integers beyond Int64 (issue 18 §4): a GeoJSON number is stored as BSON Decimal128 with
+    /// its exact digits, a CSV cell stays the text it is; the export writes the same digits, and
+    /// importing it back changes nothing.
+    @Test func integersBeyondInt64ComeBackExactly() throws {
+        let ws = try Workspace("rt-bigint")
+        defer { ws.cleanUp() }
+        try "id,name,lat,lon,big,neg\nc1,Text,1,2,12345678901234567890,-9223372036854775809\n"
+            .write(toFile: ws.path("big.csv"), atomically: true, encoding: .utf8)
+        try """
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","id":"g1","geometry":{"type":"Point","coordinates":[3,4]},
+         "properties":{"name":"Number","big":12345678901234567890,"neg":-9223372036854775809,"list":[12345678901234567890]}}
+        ]}
+        """.write(toFile: ws.path("big.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "big.csv", "big.geojson", "--quiet"]).status == 0)
+        let stored = """
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        for key in ('c1', 'g1'):
+            e = db.locations.find_one({'importKey': key})['extra']
+            print(key, *(type(e[k]).__name__ + ' ' + str(e[k]) for k in ('big', 'neg')),
+                  *(type(x).__name__ + ' ' + str(x) for x in e.get('list', [])))
+        """
+        let expected = """
+        c1 str 12345678901234567890 str -9223372036854775809
+        g1 Decimal128 12345678901234567890 Decimal128 -9223372036854775809 Decimal128 12345678901234567890
+        """
+        #expect(try ws.python(stored) == expected)
+
+        #expect(ws.poiExport(["export", "-o", "out.geojson"]) == 0)
+        let text = try String(contentsOfFile: ws.path("out.geojson"), encoding: .utf8)
+        #expect(text.contains(#""big":"12345678901234567890","neg":"-9223372036854775809""#), "\(text)")
+        #expect(text.contains(#""big":12345678901234567890,"neg":-9223372036854775809,"list":[12345678901234567890]"#), "\(text)")
+
+        let before = try Self.dump(ws)
+        let again = try ws.json(try ws.poi(["import", "out.geojson", "--json", "--quiet"]))
+        #expect(int(again, "unchanged") == 2 && int(again, "updated") == 0, "\(again)")
+        #expect(try ws.python(stored) == expected)
+        Self.expectEqual(before, try Self.dump(ws), "integers beyond Int64 after the round trip")
+    }
+
     /// The acceptance suite over Samples/: CSV and GeoJSON → import → export (with images) →
     /// import into the same database (nothing changes) and into a fresh one (the same documents,
     /// links and image bytes included).
@@ -172,6 +214,55 @@ import Testing
         #expect(f.status == 0, "stderr: \(f.stderr)")
         #expect(int(try fresh.json(f), "inserted") == original.count)
         Self.expectEqual(original, try Self.dump(fresh), "\(input): fresh database")
+    }
+
+    /// The formats benchmark's data (scripts/bench-formats.py `generate`: mixed scripts, quoted
+    /// line breaks, half the keys derived from name + coordinates, a photo on every third row, of
+    /// which the first 20 exist) → import → export with images → import into the same database
+    /// (all unchanged) and into a fresh one (the same documents, links, image bytes and
+    /// failed-image traces included). 1,000 rows: the test server's inserts set the pace.
+    @Test func benchmarkDataRoundTrip() throws {
+        let ws = try Workspace("rt-bench")
+        defer { ws.cleanUp() }
+        _ = try PoiProcess.python("""
+        import importlib.util, os, sys
+        scripts = os.path.join(sys.argv[1], 'scripts')
+        sys.path.insert(0, scripts)
+        spec = importlib.util.spec_from_file_location('bench_formats', os.path.join(scripts, 'bench-formats.py'))
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        m.generate(1000, os.path.join(sys.argv[2], 'places.csv'), os.path.join(sys.argv[2], 'places.geojson'))
+        """, [PoiProcess.repoRoot.path, ws.root.path])
+        try FileManager.default.createDirectory(atPath: ws.path("images"), withIntermediateDirectories: true)
+        let photos = ["coffee.jpg", "rocket.jpg", "chelsea-progressive.jpg", "astronaut-exif6.jpg"]
+        for k in 0..<20 {
+            try FileManager.default.copyItem(atPath: ws.path("Samples/images/" + photos[k % photos.count]),
+                                             toPath: ws.path("images/\(k * 3).jpg"))
+        }
+        let first = try ws.poi(["import", "places.csv", "--json", "--quiet"])
+        let s0 = try ws.json(first)
+        #expect(first.status == 1 && int(s0, "inserted") == 1000 && int(s0, "rejected") == 0, "\(first.all)")
+        #expect(int(s0, "imagesFailed") == 334 - 20, "\(s0)")
+        let original = try Self.dump(ws)
+        let times = try Self.updatedAt(ws)
+        #expect(try Self.countWithImage(ws) == "20")
+
+        let exp = try ws.poi(["export", "-o", "a/places.geojson", "--with-images", "a/images", "--quiet"])
+        #expect(exp.status == 0, "stderr: \(exp.stderr)")
+        let same = try ws.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        let s = try ws.json(same)
+        #expect(same.status == 0, "stderr: \(same.stderr)")
+        #expect(int(s, "unchanged") == 1000 && int(s, "updated") == 0 && int(s, "inserted") == 0, "\(s)")
+        #expect(try Self.updatedAt(ws) == times)
+        Self.expectEqual(original, try Self.dump(ws), "benchmark data: same database")
+
+        let fresh = try Workspace("rt-bench-fresh")
+        defer { fresh.cleanUp() }
+        try FileManager.default.copyItem(atPath: ws.path("a"), toPath: fresh.path("a"))
+        let f = try fresh.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        #expect(f.status == 0, "stderr: \(f.stderr)")
+        #expect(int(try fresh.json(f), "inserted") == 1000)
+        Self.expectEqual(original, try Self.dump(fresh), "benchmark data: fresh database")
     }
 
     @Test func aFileWithoutAnImageColumnKeepsTheLinkAnEmptyCellUnlinks() throws {

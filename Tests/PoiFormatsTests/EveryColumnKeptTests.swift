@@ -37,6 +37,33 @@ import PoiModel
         #expect(places.first?.extra["neg"] == .integer(Int64.min))
     }
 
+    /// Beyond Int64 an integer keeps its digits (up to Decimal128's 34), is written back as
+    /// they were, and as a Feature id gives the key of the same text.
+    @Test func integersBeyondInt64KeepTheirDigits() throws {
+        let digits34 = "1234567890123456789012345678901234"
+        let json = #"{"type":"Feature","id":12345678901234567890,"geometry":{"type":"Point","coordinates":[1,2]},"#
+            + #""properties":{"name":"A","big":12345678901234567890,"neg":-9223372036854775809,"#
+            + #""max":\#(digits34),"longer":\#(digits34)5,"list":[-12345678901234567890]}}"#
+        let (places, rejects) = try readAll(json, name: "z.geojson")
+        #expect(rejects.isEmpty)
+        let place = try #require(places.first)
+        #expect(place.importKey == "12345678901234567890")
+        #expect(place.extra["big"] == .bigInteger("12345678901234567890"))
+        #expect(place.extra["neg"] == .bigInteger("-9223372036854775809"))
+        #expect(place.extra["max"] == .bigInteger(digits34))
+        #expect(place.extra["longer"] == .double(12345678901234567890123456789012345.0))
+        #expect(place.extra["list"] == .array([.bigInteger("-12345678901234567890")]))
+        var w = GeoJSONWriter(sink: MemorySink())
+        try w.write(place)
+        try w.finish()
+        let text = String(decoding: w.sink.bytes, as: UTF8.self)
+        #expect(text.contains(#""big":12345678901234567890,"neg":-9223372036854775809,"max":\#(digits34),"#), "\(text)")
+        #expect(text.contains(#""list":[-12345678901234567890]"#), "\(text)")
+        // A coordinate that large is out of range, named as such.
+        let far = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[12345678901234567890,2]},"properties":{"name":"A"}}"#
+        #expect(try readAll(far, name: "f.geojson").1.map(\.field) == ["longitude"])
+    }
+
     /// A JSON array in a category cell is a list, not one literal category.
     @Test func jsonArrayCategoryCellIsAList() throws {
         let csv = "name,lat,lon,categories\nA,1,2,\"[\"\"j1\"\",\"\"j2\"\", \"\"j1\"\"]\"\nB,1,2,a;b|c\nC,1,2,\"a, b\"\nD,1,2,[not json\n"

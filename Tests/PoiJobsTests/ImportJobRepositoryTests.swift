@@ -144,6 +144,14 @@ final class InMemoryImages: ImageRepository {
         }
     }
 
+    func storedIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId> {
+        if let failure { throw failure }
+        return state.withLock { state in
+            let stored = Set(state.originals.values.flatMap { [$0.id] + $0.thumbnails.map(\.id) })
+            return Set(ids.filter(stored.contains))
+        }
+    }
+
     func original(named name: String) -> Original? { state.withLock { $0.originals.values.first { $0.name == name } } }
     var snapshot: State { state.withLock { $0 } }
 }

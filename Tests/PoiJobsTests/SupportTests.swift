@@ -71,6 +71,17 @@ import Testing
 }
 
 @Suite struct PlaceDocumentTests {
+    /// An integer beyond Int64 is stored as Decimal128 and read back as the same digits; a
+    /// Decimal128 someone else stored comes out as the number it is.
+    @Test func integersBeyondInt64AreDecimal128() throws {
+        let big = PlaceDocument.bson(.bigInteger("-12345678901234567890"))
+        #expect(big == .decimal128(BSONDecimal128(exactly: "-12345678901234567890")!))
+        #expect(PlaceDocument.json(big) == .bigInteger("-12345678901234567890"))
+        #expect(PlaceDocument.json(.decimal128(BSONDecimal128(exactly: "42")!)) == .integer(42))
+        #expect(PlaceDocument.json(.decimal128(BSONDecimal128(exactly: "-1.5")!)) == .double(-1.5))
+        #expect(PlaceDocument.json(.decimal128(BSONDecimal128(exactly: "NaN")!)) == .null)
+    }
+
     @Test func placeMapsToTheBackendLayout() throws {
         let place = Place(name: "Big Ben", placename: nil, coordinate: Coordinate(longitude: -0.1246254, latitude: 51.5007292),
                           details: "Clock", categories: ["landmark", "clock"], image: "a.jpg", importKey: "ldn-001",

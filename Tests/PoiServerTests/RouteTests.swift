@@ -53,6 +53,18 @@ struct RouteTests {
         #expect(s.stop() == 0)
     }
 
+    /// An integer beyond Int64 that `poi import` stored as Decimal128 is served as the Node
+    /// driver's `Decimal128.toJSON` gives it: `{"$numberDecimal": "<digits>"}`.
+    @Test func decimal128AsTheNodeDriverWritesIt() throws {
+        let s = try ServeHarness("decimal")
+        let id = ObjectId()
+        try s.database.collection("locations").insertOne(
+            ["_id": .objectId(id), "extra": .document(["big": .decimal128(BSONDecimal128(exactly: "12345678901234567890")!)])])
+        let got = try s.get("/locations/\(id.hex)")
+        #expect(got.text == #"{"_id":"\#(id.hex)","extra":{"big":{"$numberDecimal":"12345678901234567890"}}}"#)
+        #expect(s.stop() == 0)
+    }
+
     @Test func invalidIds() throws {
         let s = try ServeHarness("ids")
         for bad in ["xyz", "0123456789abcdef0123456g", "0123456789abcdef012345678", "..%2F..%2Fetc", "%00" + String(repeating: "a", count: 23),

@@ -19,6 +19,7 @@ import Testing
             "imageRef": .objectId(ObjectId(hex: "5f1d7a0c9b1e8a0012345678")!),
             "created_at": .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_123)),
             "binary": .binary(subtype: 0, data: [0, 1, 2, 254, 255]),
+            "decimal128": .decimal128(BSONDecimal128(exactly: "-9223372036854775809")!),
         ]
     }
 
@@ -60,7 +61,25 @@ import Testing
         #expect(back["imageRef"]?.objectIdValue?.hex == "5f1d7a0c9b1e8a0012345678")
         #expect(back["created_at"] == .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_123)))
         #expect(back["binary"] == .binary(subtype: 0, data: [0, 1, 2, 254, 255]))
+        #expect(back["decimal128"] == .decimal128(BSONDecimal128(exactly: "-9223372036854775809")!))
         #expect(back == original)
+    }
+
+    /// Integers beyond Int64 are stored as Decimal128 with libbson's own encoding: libbson
+    /// prints our bytes back as the same digits.
+    @Test func decimal128KeepsIntegerDigits() throws {
+        let big = try #require(BSONDecimal128(exactly: "12345678901234567890"))
+        #expect(big.description == "12345678901234567890" && big.integerText == "12345678901234567890")
+        let doc: BSONDocument = ["big": .decimal128(big), "neg": .decimal128(BSONDecimal128(exactly: "-9223372036854775809")!)]
+        #expect(doc.description == #"{ "big" : { "$numberDecimal" : "12345678901234567890" }, "neg" : { "$numberDecimal" : "-9223372036854775809" } }"#)
+        #expect(BSONDocument(bytes: doc.bytes)?["big"] == .decimal128(big))
+        #expect(BSONDecimal128(exactly: "1234567890123456789012345678901234")?.integerText == "1234567890123456789012345678901234")
+        // More than 34 significant digits cannot be stored exactly: refused, never rounded.
+        #expect(BSONDecimal128(exactly: "12345678901234567890123456789012345") == nil)
+        #expect(BSONDecimal128(exactly: "twelve") == nil)
+        #expect(BSONDecimal128(exactly: "-1.5")?.integerText == nil)
+        #expect(BSONValue.decimal128(big).int64Value == nil)
+        #expect(BSONValue.decimal128(BSONDecimal128(exactly: "-42")!).int64Value == -42)
     }
 
     @Test func objectIdHexRoundTrips() {

@@ -40,6 +40,8 @@ public protocol ImageRepository: Sendable {
     func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> ObjectId
     /// Stores a new thumbnail of `original` (never one shared with another original).
     func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws(StoreError) -> ObjectId
+    /// Which of `ids` are stored files: an export's `imageId` that came without the image.
+    func storedIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId>
 }
 
 /// Result of ingesting one distinct image.
@@ -115,8 +117,10 @@ struct ImageFileError: Error, Sendable {
     var reason: String
 }
 
-/// The dry run's stand-in: nothing is stored, every image counts as new.
+/// The dry run's stand-in: nothing is stored, every image counts as new, and an image an export
+/// names by id counts as there (without a database nothing can say otherwise).
 struct DryRunImages: ImageRepository {
+    func storedIds(_ ids: [ObjectId]) -> Set<ObjectId> { Set(ids) }
     func findOriginal(sha256: String) -> StoredImage? { nil }
     func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) -> ObjectId { ObjectId() }
     func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) -> ObjectId { ObjectId() }

@@ -33,6 +33,8 @@ public final class ImportJob {
     private var failureBySHA: [String: String] = [:]
     /// Contents found stored whose bytes are not in this run's file store (their file names).
     private var missingBySHA: [String: String] = [:]
+    /// Whether this run's store holds an image an export names by id only.
+    private var storedById: [ObjectId: Bool] = [:]
 
     /// Every key of the run so far (duplicate detection; bounded, see `SeenKeys`), and the files
     /// its positions refer to.
@@ -223,6 +225,7 @@ public final class ImportJob {
         h.combine(p.hasImageField)
         var extra: [UInt8] = []
         JSONEncoding.append(.object(p.extra), to: &extra)
+        JSONEncoding.append(.object(p.poiKitProperties), to: &extra)
         extra.withUnsafeBytes { h.combine(bytes: $0) }
         let v = UInt64(bitPattern: Int64(h.finalize()))
         return UInt32(truncatingIfNeeded: v ^ (v >> 32))
@@ -253,7 +256,8 @@ public final class ImportJob {
                     continue
                 }
                 observer(.imageProblem(ImageProblem(source: item.place.source, location: item.place.source.description,
-                                                    image: item.place.image ?? "", reason: reason)))
+                                                    image: item.place.image ?? PlaceDocument.exportedImageId(item.place) ?? "",
+                                                    reason: reason)))
             }
             writes.append(PlaceDocument.fields(for: item.place, links: item.links, imageError: imageFailures[i])
                 .item(key: item.place.importKey))
@@ -291,6 +295,7 @@ public final class ImportJob {
             failureBySHA.removeAll()
             missingBySHA.removeAll()
         }
+        if storedById.count >= options.imageCacheLimit { storedById.removeAll() }
         // 1. References → real paths (or the reason they are refused).
         var pathOf: [Int: String] = [:]
         for (i, item) in pending.enumerated() {
@@ -299,6 +304,25 @@ public final class ImportJob {
                 pathOf[i] = try resolver.get().resolve(reference)
             } catch {
                 failures[i] = error.description
+            }
+        }
+        // An export's feature that names its database's image by id, without the image (exported
+        // without image files, or its photo could not be copied): where this store holds that
+        // image the stored link stays; anywhere else the photo is missing, which the place and
+        // the summary say, as for any other image that fails.
+        var exported: [Int: ObjectId] = [:]
+        for (i, item) in pending.enumerated() {
+            if let hex = PlaceDocument.exportedImageId(item.place), let id = ObjectId(hex: hex) { exported[i] = id }
+        }
+        if !exported.isEmpty {
+            let unknown = Array(Set(exported.values.filter { storedById[$0] == nil }))
+            if !unknown.isEmpty {
+                let stored: Set<ObjectId>
+                do { stored = try images.storedIds(unknown) } catch { throw .store(error) }
+                for id in unknown { storedById[id] = stored.contains(id) }
+            }
+            for (i, id) in exported where storedById[id] == false {
+                failures[i] = "the export names image \(id.hex) without a copy of it, and this database has no such image"
             }
         }
         // 2. Hash each distinct path not known yet (in parallel). The bytes are dropped as soon as

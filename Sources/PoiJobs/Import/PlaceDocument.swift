@@ -10,17 +10,10 @@ import PoiStore
 /// `categories` and `imageId` (hex string); PoiKit adds `thumbnailId`, `importKey`, `extra`,
 /// `source`, `created_at` and `updated_at`, which the app ignores.
 public enum PlaceDocument {
-    /// Properties PoiKit itself writes into exports. On import they describe another database's
-    /// records (ids, timestamps), so they are not kept under `extra`; the import recomputes them.
-    public static let generatedProperties: Set<String> = ["imageId", "thumbnailId", "created_at", "updated_at"]
-
-    /// Columns a rejects file adds (`_line`, `_feature`, `_field`, `_reason`). A column of that
-    /// name in an input is kept under `extra` like any other (the reader notes it once per file).
-    public static let rejectsAnnotations: Set<String> = ["_line", "_feature", "_field", "_reason"]
     /// A failed image reference and its reason, as stored and exported: an export imported back
     /// restores them (the reference is not tried again from the export's folder, where it would
     /// fail differently), so a round trip changes nothing.
-    public static let imageTrace: [String] = ["imageSource", "imageError"]
+    public static let imageTrace: [String] = PoiKitProperties.imageTrace
 
     /// The image links a place gets once its photo is stored.
     public struct ImageLinks: Sendable, Hashable {
@@ -54,19 +47,19 @@ public enum PlaceDocument {
         }
     }
 
-    /// The property exports carry a place's provenance in: `_source` (beside the rejects
-    /// columns' `_line`, `_feature`; a plain `source` is a common column name of its own).
-    public static let sourceProperty = "_source"
+    /// The property exports carry a place's provenance in (`PoiKitProperties.source`).
+    public static let sourceProperty = PoiKitProperties.source
 
     /// `_source` as PoiKit's exports write it: `{file, line}` or `{file, feature}`, where the
     /// stored place came from. Kept as the place's `source` when the export is imported, so a
-    /// round trip through a file gives the same document; any other `_source` stays in `extra`.
-    static func exportedSource(_ extra: JSONObject) -> BSONDocument? {
-        guard case .object(let o)? = extra[sourceProperty], o.count == 2, case .string(let file)? = o["file"] else { return nil }
-        switch (o["line"], o["feature"]) {
-        case (.integer(let n)?, nil): return ["file": .string(file), "line": .int64(n)]
-        case (nil, .integer(let n)?): return ["file": .string(file), "feature": .int64(n)]
-        default: return nil
+    /// round trip through a file gives the same document (the reader keeps any other `_source`
+    /// in `extra`).
+    static func exportedSource(_ place: Place) -> BSONDocument? {
+        guard let value = place.poiKitProperties[sourceProperty],
+              let (file, position) = PoiKitProperties.exportedSource(value) else { return nil }
+        switch position {
+        case .line(let n): return ["file": .string(file), "line": .int64(Int64(n))]
+        case .feature(let n): return ["file": .string(file), "feature": .int64(Int64(n))]
         }
     }
 
@@ -98,18 +91,15 @@ public enum PlaceDocument {
         // Every column the user gave is kept (DESIGN §4): a CSV column named like a field PoiKit
         // writes (`created_at`, `_reason`…) stays under `extra` with its name. The ids, timestamps,
         // provenance and rejects annotations PoiKit's own GeoJSON exports and rejects files carry
-        // describe the exporting database or run, and are not kept.
-        let carriedSource = exportedSource(place.extra)
-        let extra = place.source.feature == nil ? place.extra.members : place.extra.members.filter {
-            !generatedProperties.contains($0.key) && !rejectsAnnotations.contains($0.key) && !imageTrace.contains($0.key)
-                && !(carriedSource != nil && $0.key == sourceProperty)
-        }
-        set.append("extra", .document(BSONDocument(extra.map { ($0.key, bson($0.value)) })))
-        if let imageError, links == nil, let reference = place.image {
+        // describe the exporting database or run: the readers keep them apart
+        // (`Place.poiKitProperties`), and only the provenance and image trace are used.
+        let carriedSource = exportedSource(place)
+        set.append("extra", .document(BSONDocument(place.extra.members.map { ($0.key, bson($0.value)) })))
+        if let imageError, links == nil, let reference = place.image ?? exportedImageId(place) {
             set.append("imageSource", .string(reference))
             set.append("imageError", .string(imageError))
-        } else if links == nil, place.image == nil, place.source.feature != nil,
-                  case .string(let reference)? = place.extra["imageSource"], case .string(let reason)? = place.extra["imageError"] {
+        } else if links == nil, place.image == nil, case .string(let reference)? = place.poiKitProperties["imageSource"],
+                  case .string(let reason)? = place.poiKitProperties["imageError"] {
             set.append("imageSource", .string(reference))
             set.append("imageError", .string(reason))
         } else {
@@ -141,11 +131,21 @@ public enum PlaceDocument {
         return Write(set: set, unset: unset, untracked: untracked, untrackedUnset: untrackedUnset, keep: keep)
     }
 
+    /// The `imageId` (hex) a feature of a PoiKit export names without an image of its own
+    /// (exported without `--with-images`, or its photo could not be copied): the image of the
+    /// database the file comes from, which the import can only keep where that image is stored.
+    public static func exportedImageId(_ place: Place) -> String? {
+        guard !place.hasImageField, case .string(let hex)? = place.poiKitProperties["imageId"], ObjectId(hex: hex) != nil else { return nil }
+        return hex
+    }
+
     public static func bson(_ value: JSONValue) -> BSONValue {
         switch value {
         case .null: return .null
         case .bool(let b): return .bool(b)
         case .integer(let i): return Int32(exactly: i).map(BSONValue.int32) ?? .int64(i)
+        // Readers give at most 34 digits, which Decimal128 holds exactly.
+        case .bigInteger(let text): return BSONDecimal128(exactly: text).map(BSONValue.decimal128) ?? .string(text)
         case .double(let d): return .double(d)
         case .string(let s): return .string(s)
         case .array(let items): return .array(items.map(bson))
@@ -159,6 +159,13 @@ public enum PlaceDocument {
         case .bool(let b): return .bool(b)
         case .int32(let i): return .integer(Int64(i))
         case .int64(let i): return .integer(i)
+        // An integer comes back as the same digits (Int64 where it fits: a Decimal128 someone
+        // else stored as 5 exports as 5); other decimals as the nearest double.
+        case .decimal128(let d):
+            if let text = d.integerText {
+                return Int64(text).map(JSONValue.integer) ?? .bigInteger(text)  // exponent 0: ≤ 34 digits
+            }
+            return Double(d.description).flatMap { $0.isFinite ? JSONValue.double($0) : nil } ?? .null
         case .double(let d): return d.isFinite ? .double(d) : .null
         case .string(let s): return .string(s)
         case .array(let items): return .array(items.map(json))
@@ -186,15 +193,13 @@ public enum PlaceDocument {
         add("updated_at")
         if let v = doc["source"] { props.append(JSONMember(sourceProperty, json(v))) }
         for key in imageTrace { add(key) }
-        // An extra named like a property written above comes out as "name (extra)", which the
-        // readers take back as extra "name": nothing stored is left out of an export.
-        var taken = Set(props.map(\.key))
+        // One rule for extras (PoiKitProperties): an extra named like a field or like any of
+        // PoiKit's own properties comes out as "name (extra)", whether or not this place has that
+        // property, and the readers take it back as extra "name": nothing stored is left out of
+        // an export, and nothing comes back renamed.
         if let extra = doc["extra"]?.documentValue {
             for (key, value) in extra {
-                var k = key
-                while taken.contains(k) { k += FieldMapping.extraSuffix }
-                taken.insert(k)
-                props.append(JSONMember(k, json(value)))
+                props.append(JSONMember(PoiKitProperties.propertyName(forExtra: key), json(value)))
             }
         }
         let id: JSONValue? = doc["_id"].map { value in

@@ -71,4 +71,8 @@ public struct FilesRepository: ImageRepository {
     public func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws(StoreError) -> ObjectId {
         try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original, spec: spec)).id
     }
+
+    public func storedIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId> {
+        try store.existingFileIds(ids)
+    }
 }

@@ -19,6 +19,7 @@ enum BSONEncoder {
         case .null: return 0x0A
         case .int32: return 0x10
         case .int64: return 0x12
+        case .decimal128: return 0x13
         case .unsupported(let code, _): return code
         }
     }
@@ -55,6 +56,9 @@ enum BSONEncoder {
         case .null: break
         case .int32(let v): appendUInt32(UInt32(bitPattern: v), to: &b)
         case .int64(let v): appendUInt64(UInt64(bitPattern: v), to: &b)
+        case .decimal128(let d):
+            appendUInt64(d.low, to: &b)
+            appendUInt64(d.high, to: &b)
         case .unsupported(_, let raw): b.append(contentsOf: raw)
         }
     }
@@ -150,7 +154,7 @@ public enum BSONDecoder {
         // Types PoiKit never writes: keep their bytes so nothing is lost on a read.
         case 0x06, 0x7F, 0xFF: return (.unsupported(typeCode: type, raw: []), p)  // undefined, max/min key
         case 0x11: return raw(8)  // timestamp
-        case 0x13: return raw(16)  // decimal128
+        case 0x13: return need(16) ? (.decimal128(BSONDecimal128(low: u64(p), high: u64(p + 8))), p + 16) : nil
         case 0x0D, 0x0E: return stringAt(p).flatMap { raw($0.1 - p) }  // JavaScript code, symbol
         case 0x0C: return stringAt(p).flatMap { raw($0.1 - p + 12) }  // DBPointer
         case 0x0F: return need(4) ? raw(Int(Int32(bitPattern: u32(p)))) : nil  // code with scope

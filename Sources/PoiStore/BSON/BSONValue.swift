@@ -10,8 +10,8 @@ public struct BSONDate: Hashable, Sendable, Comparable {
     public static func < (a: BSONDate, b: BSONDate) -> Bool { a.millisecondsSinceEpoch < b.millisecondsSinceEpoch }
 }
 
-/// The BSON types PoiKit reads and writes. Types it never writes (regex, decimal128, timestamp, …)
-/// are kept as `.unsupported` with their raw bytes so a read never fails on someone else's data.
+/// The BSON types PoiKit reads and writes. Types it never writes (regex, timestamp, …) are kept
+/// as `.unsupported` with their raw bytes so a read never fails on someone else's data.
 public enum BSONValue: Hashable, Sendable {
     case double(Double)
     case string(String)
@@ -24,6 +24,8 @@ public enum BSONValue: Hashable, Sendable {
     case null
     case int32(Int32)
     case int64(Int64)
+    /// An integer beyond Int64, kept exactly (extras read from JSON); others' decimals too.
+    case decimal128(BSONDecimal128)
     case unsupported(typeCode: UInt8, raw: [UInt8])
 
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
@@ -39,6 +41,7 @@ public enum BSONValue: Hashable, Sendable {
         case .double(let v): return v
         case .int32(let v): return Double(v)
         case .int64(let v): return Double(v)
+        case .decimal128(let v): return Double(v.description)
         default: return nil
         }
     }
@@ -48,6 +51,7 @@ public enum BSONValue: Hashable, Sendable {
         switch self {
         case .int32(let v): return Int64(v)
         case .int64(let v): return v
+        case .decimal128(let v): return v.integerText.flatMap { Int64($0) }
         case .double(let v): return v.rounded() == v && abs(v) < 9.2e18 ? Int64(v) : nil
         default: return nil
         }

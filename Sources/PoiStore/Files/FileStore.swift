@@ -255,6 +255,16 @@ extension FileStore {
         try filesCollection.findOne(["_id": .objectId(id)]).flatMap(StoredFile.init(document:))
     }
 
+    /// Which of `ids` have a `files` document (one query): the images an import of an export
+    /// without image files can keep linking to.
+    public func existingFileIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId> {
+        guard !ids.isEmpty else { return [] }
+        let cursor = try filesCollection.find(["_id": .document(["$in": .array(ids.map(BSONValue.objectId))])],
+                                              projection: ["_id": 1])
+        defer { cursor.close() }
+        return Set(try cursor.collect().compactMap { $0["_id"]?.objectIdValue })
+    }
+
     /// A stored file with this content (hex SHA-256) and role, if any.
     public func file(sha256: String, role: FileRole? = nil) throws(StoreError) -> StoredFile? {
         var filter: BSONDocument = ["sha256": .string(sha256)]

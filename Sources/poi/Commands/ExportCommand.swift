@@ -15,12 +15,22 @@ struct ExportCommand: ParsableCommand {
         updated_at, _source (the place's provenance) and the place's extra fields, so the file \
         imports again unchanged: into the same database every place counts as unchanged and \
         keeps its photo (the file names no image, so links stay), into another one (with \
-        --with-images) it gives the same documents, ids and timestamps aside.
+        --with-images) it gives the same documents, ids and timestamps aside. Without \
+        --with-images the photos stay behind: an import into another database says so for each \
+        place that had one (imageSource, imageError) and exits 1.
+
+        Extras are plain properties under their own names, except one named like a field (name, \
+        title, address, lat, image, id, importKey and the other recognised names), like a \
+        property the export writes itself (imageId, thumbnailId, created_at, updated_at, \
+        _source, imageSource, imageError) or a rejects column (_line, _feature, _field, _reason), \
+        or ending in " (extra)": that one is written as "NAME (extra)", whether or not the place \
+        has that property, and `poi import` takes it back as extra.NAME.
 
         Coordinates are written exactly as stored: the shortest decimal that reads back as the \
         same number (what any language's JSON writer gives), without exponent. --precision N \
         rounds them to N decimals instead (7 is about 1 cm; a rounded file no longer imports \
-        back unchanged). Other numbers keep their type and sign (5, 5.0, -0.0).
+        back unchanged). Other numbers keep their type and sign (5, 5.0, -0.0), and integers \
+        beyond 64 bits (stored as Decimal128) their digits.
 
         With -o, the output is written to a temporary file and renamed into place only when \
         complete: an interrupted export leaves the previous file as it was.

@@ -28,7 +28,10 @@ struct ImportCommand: ParsableCommand {
 
         Images: an image column or property sets the place's image link; present but empty, it \
         removes the link; a file without one leaves the stored link as it is (so re-importing \
-        an export keeps the photos). Provenance (source file and line) is stored with the \
+        an export keeps the photos). A feature of an export made without --with-images (or \
+        whose photo could not be copied) names its database's imageId and no image: where this \
+        database holds that image the link stays; elsewhere the photo is missing, so the place \
+        gets imageSource (the id) and imageError and the run exits 1. Provenance (source file and line) is stored with the \
         place but is not content: a renamed or reordered dump leaves places unchanged.
 
         Rejected records are listed on stderr and written to NAME.rejects.csv (or \

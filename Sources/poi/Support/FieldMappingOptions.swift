@@ -50,9 +50,13 @@ struct FieldMappingOptions: ParsableArguments {
         imageId, thumbnailId, _line, _feature, _field, _reason) and a second column naming a field \
         already taken (address and placename: the first is the placename, the other is kept under \
         extra as extra.placename; a repeated name gets #2). A note on stderr says so once per file, \
-        and names columns that look like an unmapped field (use --field image=image_url). Exports \
-        write an extra named like one of their own properties as "placename (extra)", read back as \
-        extra.placename.
+        and names columns that look like an unmapped field (use --field image=image_url). \
+        Colliding names in GeoJSON: poi export and poi convert write an extra named like a field \
+        (any name above: name, title, address, lat, image, id, importKey...), like a property \
+        PoiKit writes itself (imageId, thumbnailId, created_at, updated_at, _source, imageSource, \
+        imageError, _line, _feature, _field, _reason) or ending in " (extra)" as "NAME (extra)", \
+        whether or not the place has that property; every reader takes one " (extra)" off and \
+        keeps the rest as extra.NAME, so an export imports back with extra unchanged.
 
         Categories are split on ';' and '|' (not ','; --category-separator changes that), trimmed, \
         with empties and repeats dropped; a cell or property holding a JSON array (["a","b"]) is \
