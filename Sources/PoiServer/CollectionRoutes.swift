@@ -190,6 +190,13 @@ struct CollectionRoutes: Sendable {
         var doc = try await bodyDocument(request)
         doc["_id"] = .objectId(id)
         doc["updated_at"] = .date(.now())
+        // A stored file's type and extension are its bytes' (checked when it was uploaded): a
+        // client that could set them could have an image served as `text/html` (stored XSS) or
+        // point the document at other bytes. Everything else is replaced, as in the reference.
+        if collection == StoreLayout.files, let stored = try await store.file(id) {
+            doc["content-type"] = .string(stored.contentType)
+            doc["ext"] = .string(stored.ext)
+        }
         try await store.replace(collection: collection, id: id, document: doc)
         var out: [UInt8] = []
         ExpressJSON.append(doc, to: &out)

@@ -151,7 +151,11 @@ struct FileRoutes: Sendable {
             file = thumb
         }
         var headers = HTTPFields()
-        headers[.contentType] = file.contentType
+        // Only an image type is ever served as such: a `files` document written by other software
+        // (or an old PUT) with `text/html` must not make the API's origin serve a page.
+        headers[.contentType] = AcceptedImageType.byMediaType[MediaType.essence(of: file.contentType)]?.contentType
+            ?? "application/octet-stream"
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         headers[.acceptRanges] = "bytes"
         let etag = file.sha256.isEmpty ? nil : "\"\(file.sha256)\""
         if let etag { headers[.eTag] = etag }

@@ -61,7 +61,9 @@ public struct PoiServer: Sendable {
                                                   allowMethods: [.get, .head, .post, .put, .delete, .options],
                                                   exposedHeaders: ["ETag", "Content-Range", "Content-Length", "Last-Modified"]))
         }
-        if let token = configuration.writeToken, !token.isEmpty {
+        // An empty token guards too (no Bearer value matches it): a library caller that sets one
+        // asked for guarded writes, and must never get open ones by mistake.
+        if let token = configuration.writeToken {
             router.add(middleware: WriteTokenMiddleware(token: Array(token.utf8)))
         }
         let collections = CollectionRoutes(store: gateway, configuration: configuration)

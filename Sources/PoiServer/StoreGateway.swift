@@ -129,7 +129,9 @@ final class StoreGateway: Sendable {
 
     func putStaged(path: String, length: Int, info: FileInfo) async throws(APIError) -> PutResult {
         let store = files
-        let result = try await run { () throws(StoreError) in try store.putStaged(path: path, length: length, info: info) }
+        let result = try await run { () throws(StoreError) in
+            try store.putStaged(path: path, length: length, info: info, reusingIdentical: false)
+        }
         fileCache.put(result.file)
         return result
     }

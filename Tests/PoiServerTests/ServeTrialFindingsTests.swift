@@ -15,7 +15,7 @@ struct ServeTrialFindingsTests {
 
     /// `--write-token ""` (what `--write-token "$TOKEN"` from `poi serve --help` gives when TOKEN is
     /// unset) printed "writes need a bearer token" and then took every write without one.
-    @Test(.disabled("open (issue 14 trial): an empty --write-token leaves writes open")) func emptyWriteTokenDoesNotLeaveWritesOpen() throws {
+    @Test func emptyWriteTokenDoesNotLeaveWritesOpen() throws {
         guard let s = try? ServeHarness("t14emptytoken", extraArguments: ["--write-token", ""]) else {
             return  // refusing to start with an empty token is a right answer too
         }
@@ -27,7 +27,7 @@ struct ServeTrialFindingsTests {
     /// The download's Content-Type is the `files` document's string as stored, and
     /// `PUT /files/:id` (kept from the reference) lets any client set it: a PNG-magic body with
     /// HTML after it is then served as `text/html` from the API's origin (stored XSS).
-    @Test(.disabled("open (issue 14 trial): a PUT content-type makes a download text/html")) func downloadIsNeverServedAsHTML() throws {
+    @Test func downloadIsNeverServedAsHTML() throws {
         let s = try ServeHarness("t14xss")
         let body = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("<html><script>alert(document.domain)</script></html>".utf8)
         let up = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: body)
@@ -43,7 +43,7 @@ struct ServeTrialFindingsTests {
     /// Identical bytes are answered with the id of the file already stored (here: another
     /// client's, or the import's). When the second client later deletes "its" upload, the first
     /// place's image is gone (and `poi gc --delete` then removes its bytes).
-    @Test(.disabled("open (issue 14 trial): DELETE of a deduplicated upload removes another client's image")) func deletingOneUploadKeepsAnotherClientsImage() throws {
+    @Test func deletingOneUploadKeepsAnotherClientsImage() throws {
         let s = try ServeHarness("t14dedupe")
         let png = try ServeHarness.sample("coins.png")
         let first = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: png)

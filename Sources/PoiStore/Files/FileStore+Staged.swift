@@ -24,11 +24,15 @@ extension FileStore {
     /// Stores the complete staged file at `path` (already hashed by the caller as it streamed)
     /// unless the same content with the same role is stored, in which case that file is returned
     /// (`reused`). The staged file is consumed either way (renamed into place or removed).
-    public func putStaged(path: String, length: Int, info: FileInfo, createdAt: BSONDate = .now()) throws(StoreError) -> PutResult {
+    /// `reusingIdentical: false` always stores a new file: `poi serve` gives every upload its own
+    /// document, as the reference server does, because clients may `DELETE /files/:id` what
+    /// they uploaded and must never delete another client's (or the import's) image that way.
+    public func putStaged(path: String, length: Int, info: FileInfo, createdAt: BSONDate = .now(),
+                          reusingIdentical: Bool = true) throws(StoreError) -> PutResult {
         var consumed = false
         defer { if !consumed { unlink(path) } }
         guard let sha = info.sha256 else { throw .io(path: path, reason: "a staged upload needs its sha256") }
-        if let existing = try file(sha256: sha, role: info.role) {
+        if reusingIdentical, let existing = try file(sha256: sha, role: info.role) {
             return PutResult(file: existing, reused: true)
         }
         // The same path as `add`: bytes durable first, then the document, the bytes removed

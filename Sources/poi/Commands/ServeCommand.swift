@@ -62,6 +62,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard queryTimeout > 0, queryTimeout <= 3600 else {
             throw ValidationError("--query-timeout must be more than 0 and at most 3600 seconds, got \(queryTimeout)")
         }
+        // `--write-token "$TOKEN"` with TOKEN unset is an empty token: refusing it beats starting
+        // a server that says writes need a token and takes them all.
+        if let writeToken, writeToken.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--write-token is empty (is the variable it comes from set?); give a token, "
+                + "or leave the option out for open writes")
+        }
         if let cors, cors.isEmpty || cors.contains(where: { $0.isNewline || $0 == "\0" }) {
             throw ValidationError("--cors needs an origin such as https://app.example.com")
         }
