@@ -159,7 +159,7 @@ struct CollectionRoutes: Sendable {
         let buffer = try await request.collectBody(limit: configuration.maxJSONBody)
         let text = String(decoding: buffer.readableBytesView, as: UTF8.self)
         do {
-            return try BSONDocument(json: text.isEmpty ? "{}" : text)
+            return ExpressJSON.lastValueWins(try BSONDocument(json: text.isEmpty ? "{}" : text))
         } catch {
             if case .refusedQuery(let reason) = error { throw .badRequest(reason) }
             throw .store(error)
