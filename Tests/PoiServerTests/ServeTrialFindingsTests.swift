@@ -249,7 +249,7 @@ struct ServeTrialFindingsTests {
 
     /// The README's query example, as written, fails in curl (`nested brace in URL`: curl globs
     /// `{}` and `[]` unless given -g or an encoded query).
-    @Test(.disabled("open (issue 14 trial): README curl query example needs -g")) func readmeQueryExampleRuns() throws {
+    @Test func readmeQueryExampleRuns() throws {
         let s = try ServeHarness("t14readme")
         let readme = try String(contentsOf: ServeHarness.repoRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let line = try #require(readme.split(separator: "\n").first { $0.hasPrefix("curl -H 'Accept: application/json'") && $0.contains("/locations?query=") })
