@@ -339,7 +339,7 @@ struct ServeTrialFindingsTests {
     /// Round trip: import → the app edits a place (PUT replaces the document, as the reference
     /// does) → the same import again. The PUT dropped `importKey`, so the import inserts the
     /// place a second time.
-    @Test(.disabled("open (issue 14 trial): PUT drops importKey, a re-import duplicates the place")) func appEditThenReimportKeepsOnePlace() throws {
+    @Test func appEditThenReimportKeepsOnePlace() throws {
         let s = try ServeHarness("t14roundtrip")
         let uri = try #require(Live.uri)
         let csv = s.scratch + "/places.csv"
