@@ -112,16 +112,40 @@ struct ErrorResponseMiddleware<Context: RequestContext>: RouterMiddleware {
 /// curl and libcurl clients send it before bodies over 1 MB and otherwise wait a second (their
 /// timeout) before sending the body. Neither Hummingbird nor NIO's HTTP/1 pipeline answers it.
 /// The route still decides about the body (413, 415, 401 are answered as usual).
-final class ExpectContinueHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+/// A pipelined request's 100 waits for the end of the responses before it: written at once, it
+/// would land inside another response's body. One handler per connection (event-loop bound).
+final class ExpectContinueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    /// One entry per request whose response has not ended, oldest first: whether it still
+    /// waits for its `100 Continue`.
+    private var pending = CircularBuffer<Bool>()
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data),
-           head.headerFields[values: .expect].contains(where: { $0.lowercased() == "100-continue" }) {
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+        if case .head(let head) = unwrapInboundIn(data) {
+            let expects = head.headerFields[values: .expect].contains { $0.lowercased() == "100-continue" }
+            if expects && pending.isEmpty {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+                pending.append(false)
+            } else {
+                pending.append(expects)
+            }
         }
         context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let part = unwrapOutboundIn(data)
+        context.write(data, promise: promise)
+        guard case .end = part, !pending.isEmpty else { return }
+        pending.removeFirst()
+        if pending.first == true {
+            pending[pending.startIndex] = false
+            // Flushed with the response's end, which the writer flushes next.
+            context.write(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+        }
     }
 }
