@@ -42,6 +42,8 @@ enum APIError: Error, Sendable {
             // own fault; 50 MaxTimeMSExpired: the query took too long.
             case .server(let code, _, _, _):
                 if code == 50 { return .gatewayTimeout }
+                // The client's document collides with one already stored (`_id`, `importKey`).
+                if code == ServerErrorCode.duplicateKey { return .conflict }
                 if [2, 9, 14, 16755, 17287, 291, 31249, 31254, 51091].contains(code) { return .badRequest }
                 return .internalServerError
             default: return .internalServerError
@@ -78,10 +80,23 @@ enum APIError: Error, Sendable {
             switch error {
             case .refusedQuery(let reason): return reason
             case .server(let code, _, _, _) where code == 50: return "the query took longer than the server's time limit"
+            // The server's message names the database and collection: only the index is kept.
+            case .server(let code, _, let message, _) where code == ServerErrorCode.duplicateKey:
+                let index = Self.duplicateKeyIndex(message)
+                if index == "_id_" { return "a document with this _id already exists" }
+                return "a document with the same \(index.map { "key (unique index \($0))" } ?? "unique key") already exists"
             default: return error.description
             }
         case .internalError(let m): return m
         }
+    }
+
+    /// `importKey_1` from "E11000 duplicate key error collection: db.locations index: importKey_1
+    /// dup key: { … }".
+    static func duplicateKeyIndex(_ message: String) -> String? {
+        guard let marker = message.range(of: " index: ") else { return nil }
+        let name = message[marker.upperBound...].prefix { $0 != " " }
+        return name.isEmpty ? nil : String(name)
     }
 
     private func json(_ pairs: [(String, String)]) -> (contentType: String, bytes: [UInt8]) {

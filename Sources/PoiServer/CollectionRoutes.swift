@@ -159,7 +159,7 @@ struct CollectionRoutes: Sendable {
         let buffer = try await request.collectBody(limit: configuration.maxJSONBody)
         let text = String(decoding: buffer.readableBytesView, as: UTF8.self)
         do {
-            return try BSONDocument(json: text.isEmpty ? "{}" : text)
+            return ExpressJSON.lastValueWins(try BSONDocument(json: text.isEmpty ? "{}" : text))
         } catch {
             if case .refusedQuery(let reason) = error { throw .badRequest(reason) }
             throw .store(error)
@@ -197,11 +197,25 @@ struct CollectionRoutes: Sendable {
             doc["content-type"] = .string(stored.contentType)
             doc["ext"] = .string(stored.ext)
         }
+        if collection == StoreLayout.locations {
+            // The app never sends PoiKit's identity of an imported place: dropping it (as the
+            // reference's replace would) makes the next `poi import` of the same file insert the
+            // place a second time. Read then replace: an import racing this PUT can at worst
+            // see the place without its key once, as with the reference.
+            let kept = Self.keptOnReplace.filter { doc[$0] == nil }
+            if !kept.isEmpty, let stored = try await store.findOne(collection: collection, id: id) {
+                for field in kept { if let value = stored[field] { doc.append(field, value) } }
+            }
+        }
         try await store.replace(collection: collection, id: id, document: doc)
         var out: [UInt8] = []
         ExpressJSON.append(doc, to: &out)
         return Reply.json(out)
     }
+
+    /// Fields of a stored place that a `PUT /locations/:id` without them keeps: the import's key
+    /// and provenance (DESIGN §4), which no app sends back.
+    static let keptOnReplace = ["importKey", "source"]
 
     /// The reference answers with the driver's delete result; its `connection` part (the
     /// database's address) is left out.

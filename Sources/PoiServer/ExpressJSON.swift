@@ -6,6 +6,44 @@ import PoiStore
 /// Node driver read (ObjectIds as 24 hex digits, dates as ISO 8601 with milliseconds and `Z`,
 /// numbers as JavaScript prints them, fields in stored order), so clients see no difference.
 enum ExpressJSON {
+    /// A parsed body as `JSON.parse` gives it to the reference: a key given twice keeps its first
+    /// place and its last value, at every depth (libbson keeps both, and MongoDB would store both).
+    static func lastValueWins(_ document: BSONDocument) -> BSONDocument {
+        deduplicated(document) ?? document
+    }
+
+    /// nil when no key repeats (the usual body is not copied).
+    private static func deduplicated(_ document: BSONDocument) -> BSONDocument? {
+        var order: [String] = []
+        var values: [String: BSONValue] = [:]
+        var changed = false
+        for (key, value) in document {
+            var kept = value
+            if let inner = deduplicated(value) {
+                kept = inner
+                changed = true
+            }
+            if values.updateValue(kept, forKey: key) == nil { order.append(key) } else { changed = true }
+        }
+        guard changed else { return nil }
+        return BSONDocument(order.map { ($0, values[$0]!) })
+    }
+
+    private static func deduplicated(_ value: BSONValue) -> BSONValue? {
+        switch value {
+        case .document(let d): return deduplicated(d).map { .document($0) }
+        case .array(let items):
+            var changed = false
+            let out = items.map { item -> BSONValue in
+                guard let inner = deduplicated(item) else { return item }
+                changed = true
+                return inner
+            }
+            return changed ? .array(out) : nil
+        default: return nil
+        }
+    }
+
     static func append(_ document: BSONDocument, to out: inout [UInt8]) {
         out.append(0x7B)
         var first = true

@@ -3,24 +3,22 @@ import Hummingbird
 import HummingbirdCore
 import HTTPTypes
 import NIOCore
+import NIOHTTPTypes
 
 /// One line per request on stderr: method, path (query values left out: they can hold
 /// anything), status, body bytes, milliseconds to the response head. Text, or JSON lines.
-/// Also the one place where an `APIError` (or a routing error) becomes a response.
+/// Errors normally arrive as responses (`ErrorResponseMiddleware`); one thrown past it (by a
+/// middleware outside it) is mapped here the same way.
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let json: Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
-        var response: Response
+        let response: Response
         do {
             response = try await next(request, context)
-        } catch let error as APIError {
-            response = Reply.error(error)
-        } catch let error as HTTPResponseError {
-            response = try error.response(from: request, context: context)
         } catch {
-            response = Reply.error(.internalError("internal error"))
+            response = try Reply.response(for: error, request: request, context: context)
         }
         let elapsed = ContinuousClock.now - started
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
@@ -51,7 +49,22 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
             let safe = path.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "%" + String(format: "%02X", $0.value) : String($0) }.joined()
             line = "\(method) \(safe) \(status) \(bytes) \(msText)ms\n"
         }
-        FileHandle.standardError.write(Data(line.utf8))
+        Self.writeToStandardError(line)
+    }
+
+    /// A plain write(2): FileHandle.write traps when stderr's reader has gone (EPIPE; SIGPIPE is
+    /// ignored by `poi serve`), and a log line nobody can read is dropped, never a crash.
+    static func writeToStandardError(_ line: String) {
+        var text = line
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
     }
 }
 
@@ -80,5 +93,59 @@ struct WriteTokenMiddleware<Context: RequestContext>: RouterMiddleware {
             diff |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
         }
         return diff == 0
+    }
+}
+
+/// Turns an `APIError` (or a routing error) into its response. It sits inside the CORS
+/// middleware, which would otherwise wrap the thrown error and lose its status and body.
+struct ErrorResponseMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return try Reply.response(for: error, request: request, context: context)
+        }
+    }
+}
+
+/// Answers `Expect: 100-continue` with `100 Continue` as soon as the head arrives, as Node does:
+/// curl and libcurl clients send it before bodies over 1 MB and otherwise wait a second (their
+/// timeout) before sending the body. Neither Hummingbird nor NIO's HTTP/1 pipeline answers it.
+/// The route still decides about the body (413, 415, 401 are answered as usual).
+/// A pipelined request's 100 waits for the end of the responses before it: written at once, it
+/// would land inside another response's body. One handler per connection (event-loop bound).
+final class ExpectContinueHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// One entry per request whose response has not ended, oldest first: whether it still
+    /// waits for its `100 Continue`.
+    private var pending = CircularBuffer<Bool>()
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data) {
+            let expects = head.headerFields[values: .expect].contains { $0.lowercased() == "100-continue" }
+            if expects && pending.isEmpty {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+                pending.append(false)
+            } else {
+                pending.append(expects)
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let part = unwrapOutboundIn(data)
+        context.write(data, promise: promise)
+        guard case .end = part, !pending.isEmpty else { return }
+        pending.removeFirst()
+        if pending.first == true {
+            pending[pending.startIndex] = false
+            // Flushed with the response's end, which the writer flushes next.
+            context.write(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+        }
     }
 }

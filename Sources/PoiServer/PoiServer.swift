@@ -20,40 +20,83 @@ public struct PoiServer: Sendable {
         self.files = files
     }
 
-    /// Serves until SIGTERM or SIGINT, then lets in-flight requests finish and returns.
+    /// Serves until SIGTERM or SIGINT, then lets in-flight requests finish and returns; requests
+    /// still running after `shutdownGraceSeconds` (a client that stopped reading a download) are
+    /// cancelled and their connections closed, so a deploy never waits for its SIGKILL.
+    /// The database is pinged before listening: a server that cannot reach it fails at start
+    /// (where systemd and a deploy's health check see it) rather than answering every request 503.
     /// `onListening` gets the bound port (useful with port 0).
-    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws(ServeError) {
         let databasePool = NIOThreadPool(numberOfThreads: configuration.databaseThreads)
         let imagingPool = NIOThreadPool(numberOfThreads: max(1, min(2, ProcessInfo.processInfo.activeProcessorCount)))
         databasePool.start()
         imagingPool.start()
-        let gateway = StoreGateway(database: database, files: files, pool: databasePool,
-                                   queryTimeoutMS: configuration.queryTimeoutMS, stagingFallback: configuration.stagingDirectory)
-        let router = buildRouter(gateway: gateway, imaging: imagingPool)
-        var logger = Logger(label: "poi-serve")
-        logger.logLevel = .warning
-        let app = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
-                                                    serverName: nil),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
-            logger: logger
-        )
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger))
-        do {
-            try await group.run()
+        let outcome: Result<Void, ServeError>
+        do throws(ServeError) {
+            try await serve(databasePool: databasePool, imagingPool: imagingPool, onListening: onListening)
+            outcome = .success(())
         } catch {
-            try? await databasePool.shutdownGracefully()
-            try? await imagingPool.shutdownGracefully()
-            throw error
+            outcome = .failure(error)
         }
         try? await databasePool.shutdownGracefully()
         try? await imagingPool.shutdownGracefully()
+        try outcome.get()
+    }
+
+    private func serve(databasePool: NIOThreadPool, imagingPool: NIOThreadPool,
+                       onListening: @escaping @Sendable (Int) async -> Void) async throws(ServeError) {
+        let gateway = StoreGateway(database: database, files: files, pool: databasePool,
+                                   queryTimeoutMS: configuration.queryTimeoutMS, stagingFallback: configuration.stagingDirectory)
+        do {
+            try await gateway.ping()
+        } catch {
+            if case .store(let store) = error { throw .databaseUnreachable(store) }
+            throw .failed(error.message)
+        }
+        let router = buildRouter(gateway: gateway, imaging: imagingPool)
+        var logger = Logger(label: "poi-serve")
+        logger.logLevel = .warning
+        let listening = ListeningState()
+        let app = Application(
+            router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [ExpectContinueHandler()])),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
+                                                    serverName: nil),
+            onServerRunning: { channel in
+                await listening.set()
+                await onListening(channel.localAddress?.port ?? 0)
+            },
+            logger: logger
+        )
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        // After the grace period, graceful shutdown becomes cancellation: a paced download's wait
+        // for the socket is cancellable, so the handler ends and Hummingbird closes its connection.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(configuration.shutdownGraceSeconds)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        do {
+            try await group.run()
+        } catch {
+            guard await listening.value else {
+                throw .cannotListen(address: "\(configuration.host):\(configuration.port)", reason: Self.reason(error))
+            }
+            // Cancelled at the end of the grace period: the stop the signal asked for.
+            if error is CancellationError { return }
+            throw .failed(String(describing: error))
+        }
+    }
+
+    /// `address already in use` rather than NIO's `bind(descriptor:ptr:bytes:): Address already
+    /// in use (errno: 98)`: the message names the address itself.
+    static func reason(_ error: any Error) -> String {
+        guard let io = error as? IOError else { return String(describing: error) }
+        let text = String(cString: strerror(io.errnoCode))
+        return text.prefix(1).lowercased() + text.dropFirst()
     }
 
     func buildRouter(gateway: StoreGateway, imaging: NIOThreadPool) -> Router<ServeContext> {
-        let router = Router(context: ServeContext.self)
+        // HEAD on every GET route, as Express answers it (load balancers probe `HEAD /`).
+        let router = Router(context: ServeContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: AccessLogMiddleware(json: configuration.jsonLog))
         if let origin = configuration.corsOrigin {
             router.add(middleware: CORSMiddleware(allowOrigin: .custom(origin),
@@ -61,6 +104,9 @@ public struct PoiServer: Sendable {
                                                   allowMethods: [.get, .head, .post, .put, .delete, .options],
                                                   exposedHeaders: ["ETag", "Content-Range", "Content-Length", "Last-Modified"]))
         }
+        // Inside CORS, so that CORS adds its headers to an error's own status and body (it turns
+        // an error thrown through it into an empty 500).
+        router.add(middleware: ErrorResponseMiddleware())
         // An empty token guards too (no Bearer value matches it): a library caller that sets one
         // asked for guarded writes, and must never get open ones by mistake.
         if let token = configuration.writeToken {
@@ -124,4 +170,27 @@ public struct PoiServer: Sendable {
         }
         return router
     }
+}
+
+/// Why `poi serve` stopped other than by a signal.
+public enum ServeError: Error, CustomStringConvertible, Sendable {
+    /// The database did not answer a ping at start (its description never holds the password).
+    case databaseUnreachable(StoreError)
+    /// Binding `address` failed (in use, not an address of this machine, no permission).
+    case cannotListen(address: String, reason: String)
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case .databaseUnreachable(let error): return error.description
+        case .cannotListen(let address, let reason): return "cannot listen on \(address): \(reason)"
+        case .failed(let message): return message
+        }
+    }
+}
+
+/// Whether the server got as far as listening: an error before that is a failure to listen.
+private actor ListeningState {
+    private(set) var value = false
+    func set() { value = true }
 }

@@ -28,6 +28,15 @@ enum Reply {
         return Response(status: .ok, headers: headers, body: ResponseBody())
     }
 
+    /// Any error a handler or middleware throws, as the client sees it.
+    static func response(for error: any Error, request: Request, context: some RequestContext) throws -> Response {
+        switch error {
+        case let error as APIError: return Self.error(error)
+        case let error as HTTPResponseError: return try error.response(from: request, context: context)
+        default: return Self.error(.internalError("internal error"))
+        }
+    }
+
     static func error(_ error: APIError) -> Response {
         let body = error.body
         var response = bytesResponse(error.status, contentType: body.contentType, body.bytes)

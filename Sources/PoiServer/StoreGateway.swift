@@ -1,4 +1,7 @@
 import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
 import PoiImaging
 import PoiJobs
 import PoiStore
@@ -156,7 +159,16 @@ final class StoreGateway: Sendable {
     func uploadsProblem() async -> String? {
         guard let disk = files as? DiskUploads else { return nil }
         let directory = disk.directory
-        return try? await pool.runIfActive { UploadsProbe.run(directory: directory).problem } ?? nil
+        return try? await pool.runIfActive { () -> String? in
+            let probe = UploadsProbe.run(directory: directory)
+            if let problem = probe.problem { return problem }
+            // The store made the folder at start and uploads stage into it; they never create it
+            // again (on an unmounted volume that would fill the wrong disk), so a folder that is
+            // gone now fails every upload, although the probe calls it creatable.
+            var st = stat()
+            if stat(directory, &st) != 0 { return "\(directory) is gone (removed, or its volume unmounted)" }
+            return nil
+        } ?? nil
     }
 }
 

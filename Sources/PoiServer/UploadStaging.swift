@@ -36,13 +36,17 @@ struct Stager: ~Copyable {
 
     static func open(directory: String, name: String, limit: Int, pool: NIOThreadPool) async throws(APIError) -> Stager {
         let path = directory + "/" + name
-        let fd: Int32
+        // errno is read on the pool thread that failed: after the hop back it is another thread's.
+        let (fd, failure): (Int32, Int32)
         do {
-            fd = try await pool.runIfActive { Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+            (fd, failure) = try await pool.runIfActive {
+                let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                return (fd, fd < 0 ? errno : 0)
+            }
         } catch {
             throw .internalError("the server is shutting down")
         }
-        guard fd >= 0 else { throw .internalError("cannot create a staged upload in \(directory): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw .internalError("cannot create a staged upload in \(directory): \(String(cString: strerror(failure)))") }
         return Stager(path: path, limit: limit, pool: pool, fd: fd)
     }
 
@@ -89,23 +93,24 @@ struct Stager: ~Copyable {
         let batch = pending
         pending.clear()
         let fd = self.fd
-        let ok: Bool
+        // 0, or the errno of the failed write, read on the pool thread that failed.
+        let failure: Int32
         do {
-            ok = try await pool.runIfActive {
-                batch.withUnsafeReadableBytes { buf -> Bool in
+            failure = try await pool.runIfActive {
+                batch.withUnsafeReadableBytes { buf -> Int32 in
                     var offset = 0
                     while offset < buf.count {
                         let n = write(fd, buf.baseAddress! + offset, buf.count - offset)
-                        if n < 0 { if errno == EINTR { continue }; return false }
+                        if n < 0 { if errno == EINTR { continue }; return errno }
                         offset += n
                     }
-                    return true
+                    return 0
                 }
             }
         } catch {
             throw .internalError("the server is shutting down")
         }
-        guard ok else { throw .internalError("cannot write the staged upload: \(String(cString: strerror(errno)))") }
+        guard failure == 0 else { throw .internalError("cannot write the staged upload: \(String(cString: strerror(failure)))") }
     }
 
     /// Flushes, closes and returns the complete upload (the store fsyncs it when it adopts it).

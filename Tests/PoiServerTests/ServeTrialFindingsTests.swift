@@ -119,7 +119,7 @@ struct ServeTrialFindingsTests {
 
     /// SIGTERM with one stalled download never ends: `shutdownGraceSeconds` (30) is never used, so
     /// a deploy waits until systemd's SIGKILL.
-    @Test(.disabled("open (issue 14 trial): SIGTERM waits forever on a stalled download")) func sigtermEndsDespiteAStalledDownload() throws {
+    @Test func sigtermEndsDespiteAStalledDownload() throws {
         let s = try ServeHarness("t14stallterm")
         let id = try trialUploadLarge(s, megabytes: 16)
         let fd = try trialConnect(s.port, receiveBuffer: 4096)
@@ -136,7 +136,7 @@ struct ServeTrialFindingsTests {
     /// shipper restarted), the next access-log line traps (SIGILL): the request in flight gets no
     /// answer and the server is gone. With the default Swift backtracer the process first hangs
     /// for seconds, and the swift-backtrace it starts never ends (it has nowhere to write).
-    @Test(.disabled("open (issue 14 trial): a closed stderr pipe kills the server")) func accessLogToAClosedPipeDoesNotKillTheServer() throws {
+    @Test func accessLogToAClosedPipeDoesNotKillTheServer() throws {
         let uri = try #require(Live.uri)
         let stderrPipe = Pipe()
         let readEnd = stderrPipe.fileHandleForReading.fileDescriptor
@@ -181,7 +181,7 @@ struct ServeTrialFindingsTests {
     /// `poi serve --help`: "Exit status: … 3 cannot listen or reach the database". With no
     /// database it listens anyway and answers every request 503, so systemd's Restart=on-failure
     /// and a deploy's health check never hear of it at start.
-    @Test(.disabled("open (issue 14 trial): an unreachable database at start does not exit 3")) func unreachableDatabaseAtStartExits3() throws {
+    @Test func unreachableDatabaseAtStartExits3() throws {
         let port = trialFreePort()
         let p = Process()
         p.executableURL = ServeHarness.binary
@@ -199,7 +199,7 @@ struct ServeTrialFindingsTests {
 
     /// A port already taken: exit 3 with "serve: bind(descriptor:ptr:bytes:): Address already in
     /// use) (errno: 98)", which names neither the address nor the option to change.
-    @Test(.disabled("open (issue 14 trial): port in use does not name the address")) func portInUseNamesTheAddress() throws {
+    @Test func portInUseNamesTheAddress() throws {
         let uri = try #require(Live.uri)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
@@ -227,7 +227,7 @@ struct ServeTrialFindingsTests {
     /// /healthz says uploads are fine while every upload fails: the uploads folder was removed
     /// (a cleanup script, an unmounted volume). The probe counts "does not exist yet; will be
     /// created" as healthy, but `POST /files` never creates it.
-    @Test(.disabled("open (issue 14 trial): /healthz says OK while uploads fail")) func healthzAndUploadsAgreeWhenTheFolderIsGone() throws {
+    @Test func healthzAndUploadsAgreeWhenTheFolderIsGone() throws {
         let s = try ServeHarness("t14nofolder")
         try FileManager.default.removeItem(atPath: s.uploads)
         let health = try s.get("/healthz")
@@ -238,7 +238,7 @@ struct ServeTrialFindingsTests {
 
     /// The staging error quotes `strerror(errno)` read after a thread-pool hop, so it names
     /// another thread's errno: "…: Success", "…: Transport endpoint is not connected".
-    @Test(.disabled("open (issue 14 trial): staging errors quote another errno")) func stagingErrorNamesTheRealCause() throws {
+    @Test func stagingErrorNamesTheRealCause() throws {
         let s = try ServeHarness("t14errno")
         try FileManager.default.removeItem(atPath: s.uploads)
         #expect(FileManager.default.createFile(atPath: s.uploads, contents: Data("not a folder".utf8)))
@@ -249,7 +249,7 @@ struct ServeTrialFindingsTests {
 
     /// The README's query example, as written, fails in curl (`nested brace in URL`: curl globs
     /// `{}` and `[]` unless given -g or an encoded query).
-    @Test(.disabled("open (issue 14 trial): README curl query example needs -g")) func readmeQueryExampleRuns() throws {
+    @Test func readmeQueryExampleRuns() throws {
         let s = try ServeHarness("t14readme")
         let readme = try String(contentsOf: ServeHarness.repoRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let line = try #require(readme.split(separator: "\n").first { $0.hasPrefix("curl -H 'Accept: application/json'") && $0.contains("/locations?query=") })
@@ -272,7 +272,7 @@ struct ServeTrialFindingsTests {
 
     /// `--cors ORIGIN`: Hummingbird's CORS middleware wraps the route's APIError, so every error
     /// (400 invalid id, 401, 404 file not found, 413, 415, 416) reaches a browser as an empty 500.
-    @Test(.disabled("open (issue 14 trial): --cors turns errors into empty 500s")) func corsKeepsErrorStatusAndBody() throws {
+    @Test func corsKeepsErrorStatusAndBody() throws {
         let s = try ServeHarness("t14corserr", extraArguments: ["--cors", "https://app.example.com"])
         let origin = ["Origin": "https://app.example.com"]
         let bad = try s.get("/locations/xyz", headers: origin)
@@ -286,7 +286,7 @@ struct ServeTrialFindingsTests {
 
     /// Express answers HEAD on every GET route (load balancers and uptime checks use `HEAD /`
     /// and `HEAD /healthz`); `poi serve` answers 404 except on /files.
-    @Test(.disabled("open (issue 14 trial): HEAD only on /files")) func headOnEveryGetRoute() throws {
+    @Test func headOnEveryGetRoute() throws {
         let s = try ServeHarness("t14head")
         for path in ["/", "/healthz", "/locations"] {
             let r = try s.request("HEAD", path)
@@ -297,7 +297,7 @@ struct ServeTrialFindingsTests {
     /// Expect: 100-continue (curl sends it for bodies over 1 MB, as do libcurl-based clients):
     /// the reference answers `100 Continue` at once; `poi serve` never does, so every such upload
     /// waits for the client's timeout (1 s in curl) before its body is sent.
-    @Test(.disabled("open (issue 14 trial): Expect: 100-continue is not answered")) func expectContinueIsAnswered() throws {
+    @Test func expectContinueIsAnswered() throws {
         let s = try ServeHarness("t14continue")
         let head = "POST /files HTTP/1.1\r\nHost: x\r\nContent-Type: image/jpeg\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n"
         let reply = try s.rawSocket(Array(head.utf8), thenWait: 0, readReply: true)
@@ -306,7 +306,7 @@ struct ServeTrialFindingsTests {
 
     /// A body with a key twice: the reference (JSON.parse) keeps the last value; `poi serve`
     /// answers (and sends the database) a document with both.
-    @Test(.disabled("open (issue 14 trial): duplicate JSON keys are kept")) func duplicateJSONKeysKeepTheLastValue() throws {
+    @Test func duplicateJSONKeysKeepTheLastValue() throws {
         let s = try ServeHarness("t14dupkeys")
         let r = try s.postJSON("/things", #"{"name":"a","name":"b"}"#)
         #expect(r.status == 201)
@@ -316,7 +316,7 @@ struct ServeTrialFindingsTests {
 
     /// Inserting a document whose `_id` is taken is the client's mistake, answered as a server
     /// failure: 500 with "MongoDB error 11000: E11000 duplicate key error collection: <db>.<coll>…".
-    @Test(.disabled("open (issue 14 trial): a duplicate _id is a 500, not 409")) func duplicateIdIsAConflictNotA500() throws {
+    @Test func duplicateIdIsAConflictNotA500() throws {
         let s = try ServeHarness("t14dupid")
         #expect(try s.postJSON("/things", #"{"_id":"abc","x":1}"#).status == 201)
         let again = try s.postJSON("/things", #"{"_id":"abc","x":2}"#)
@@ -339,7 +339,7 @@ struct ServeTrialFindingsTests {
     /// Round trip: import → the app edits a place (PUT replaces the document, as the reference
     /// does) → the same import again. The PUT dropped `importKey`, so the import inserts the
     /// place a second time.
-    @Test(.disabled("open (issue 14 trial): PUT drops importKey, a re-import duplicates the place")) func appEditThenReimportKeepsOnePlace() throws {
+    @Test func appEditThenReimportKeepsOnePlace() throws {
         let s = try ServeHarness("t14roundtrip")
         let uri = try #require(Live.uri)
         let csv = s.scratch + "/places.csv"

@@ -16,7 +16,8 @@ struct ServeCommand: AsyncParsableCommand {
 
         It keeps no state: any number of processes on any number of machines can serve one \
         database (use --gridfs so they all see the same files). SIGTERM or SIGINT lets requests \
-        in flight finish, then exits 0. One access-log line per request goes to stderr.
+        in flight finish (for up to 30 seconds, then closes their connections), then exits 0. \
+        One access-log line per request goes to stderr.
 
         Exit status: 0 stopped by a signal, 2 bad arguments, 3 cannot listen or reach the database.
 
@@ -74,6 +75,9 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // As servers do: a peer or a log reader that went away is an EPIPE to handle where it
+        // happens (a dropped log line, a closed connection), never a signal that ends the process.
+        signal(SIGPIPE, SIG_IGN)
         let connection = try database.connect()
         let dbName = database.databaseName(for: connection)
         let db = MongoDatabase(connection: connection, name: dbName)
@@ -102,7 +106,13 @@ struct ServeCommand: AsyncParsableCommand {
                     + "\(connection.redactedURI), \(where_), writes \(writes))\n")
             }
         } catch {
-            printError("serve: \(error)")
+            switch error {
+            case .databaseUnreachable(let store): printError("serve: " + CLIHints.message(for: store))
+            case .cannotListen:
+                // The option to change, which the library cannot name.
+                printError("serve: \(error) (choose another with --host or --port)")
+            case .failed: printError("serve: \(error)")
+            }
             throw ExitStatus.failure
         }
         Console.writeError("poi serve: stopped\n")
