@@ -201,16 +201,9 @@ struct ServeTrialFindingsTests {
     /// use) (errno: 98)", which names neither the address nor the option to change.
     @Test func portInUseNamesTheAddress() throws {
         let uri = try #require(Live.uri)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = Loopback.bound()
         defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
         try #require(listen(fd, 1) == 0)
-        let port = Int(UInt16(bigEndian: addr.sin_port))
         let p = Process()
         p.executableURL = ServeHarness.binary
         p.arguments = ["serve", "--uri", uri, "--db", "poikit_test_t14_busy", "--uploads", NSTemporaryDirectory(), "--port", String(port)]
@@ -367,17 +360,7 @@ struct ServeTrialFindingsTests {
 
 // MARK: Helpers (this file only)
 
-private func trialFreePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-    return Int(UInt16(bigEndian: addr.sin_port))
-}
+private func trialFreePort() -> Int { Loopback.freePort() }
 
 private func trialConnect(_ port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
