@@ -154,9 +154,11 @@ public final class ImportJob {
                 }
             }
             if !window.isEmpty { try flush(window, resolver: resolver, rejects: rejects) }
+            try completeWrites(upTo: 0, rejects: rejects)
             for note in reader.notes { observer(.note(note)) }
             do { try rejects.finish() } catch { throw JobError.output(path: rejectsPath, reason: "\(error)") }
         } catch {
+            abandonWrites()
             // Keep what the rejects file has so far from replacing a complete one.
             rejects.abandon()
             throw error
@@ -195,7 +197,11 @@ public final class ImportJob {
             return false
         case .last:
             summary.duplicates += 1
-            if let j = window.lastIndex(where: { $0.place.importKey == place.importKey }) { window.remove(at: j) }
+            if let j = window.lastIndex(where: { $0.place.importKey == place.importKey }) {
+                window.remove(at: j)
+            } else {
+                windowReplacesEarlier = true
+            }
             seen.replace(fp, here)
             return true
         }
@@ -239,8 +245,66 @@ public final class ImportJob {
 
     // MARK: One window
 
+    /// A window whose images are stored and whose places are ready to be written.
+    private struct PreparedWindow {
+        var pending: [Pending]
+        var writes: [UpsertItem]
+        /// For each write, its place's index in `pending`.
+        var writeIndex: [Int]
+    }
+
+    /// Windows whose places are at the server, oldest first, with the work that writes them.
+    private var inFlight: [(window: PreparedWindow, write: BackgroundWork<Result<[UpsertOutcome], StoreError>>)] = []
+    /// How many windows may be written at once while the next one is read and prepared: the
+    /// server works on one (or reads the next one's digests) while the client reads, hashes
+    /// images and encodes the next. Each window in flight holds its places in memory, so this
+    /// bounds memory at `writeDepth + 1` windows.
+    private let writeDepth = 2
+    /// The window being read holds a place that replaced one of an earlier window
+    /// (`--on-duplicate last`): it is written only after every earlier window, so the last wins.
+    private var windowReplacesEarlier = false
+
     private func flush(_ window: [Pending], resolver: Result<ImagePathResolver, ImageReferenceError>,
                        rejects: RejectsWriter) throws(JobError) {
+        let mustFollow = windowReplacesEarlier
+        windowReplacesEarlier = false
+        let prepared = try prepare(window, resolver: resolver, rejects: rejects)
+        guard let places else {
+            summary.inserted += prepared.writes.count  // dry run: every valid place would be written
+            report()
+            return
+        }
+        if mustFollow { try completeWrites(upTo: 0, rejects: rejects) }
+        try completeWrites(upTo: writeDepth - 1, rejects: rejects)
+        guard !prepared.writes.isEmpty else { return }
+        // Keys are unique within a run (`admit`), so windows in flight never write the same
+        // place, and their order at the server does not matter; the one exception waits above.
+        let writes = prepared.writes
+        inFlight.append((prepared, BackgroundWork { Result { () throws(StoreError) in try places.upsert(writes) } }))
+    }
+
+    /// Collects the oldest windows' outcomes until at most `limit` are in flight.
+    private func completeWrites(upTo limit: Int, rejects: RejectsWriter) throws(JobError) {
+        while inFlight.count > limit {
+            let (window, write) = inFlight.removeFirst()
+            let outcomes: [UpsertOutcome]
+            switch write.wait() {
+            case .success(let value): outcomes = value
+            case .failure(let error): throw .store(error)
+            }
+            try count(outcomes, of: window, rejects: rejects)
+        }
+    }
+
+    /// After a failure: lets the writes at the server finish (their outcomes no longer matter),
+    /// so nothing of the job is still writing once it has returned.
+    private func abandonWrites() {
+        for (_, write) in inFlight { _ = write.wait() }
+        inFlight.removeAll()
+    }
+
+    private func prepare(_ window: [Pending], resolver: Result<ImagePathResolver, ImageReferenceError>,
+                         rejects: RejectsWriter) throws(JobError) -> PreparedWindow {
         var pending = window
         var imageFailures: [Int: String] = [:]
         try attachImages(&pending, failures: &imageFailures, resolver: resolver)
@@ -263,23 +327,19 @@ public final class ImportJob {
                 .item(key: item.place.importKey))
             writeIndex.append(i)
         }
+        return PreparedWindow(pending: pending, writes: writes, writeIndex: writeIndex)
+    }
 
-        guard let places else {
-            summary.inserted += writes.count  // dry run: every valid place would be written
-            report()
-            return
-        }
-        let outcomes: [UpsertOutcome]
-        do { outcomes = try places.upsert(writes) } catch { throw .store(error) }
+    private func count(_ outcomes: [UpsertOutcome], of window: PreparedWindow, rejects: RejectsWriter) throws(JobError) {
         for (k, outcome) in outcomes.enumerated() {
             switch outcome {
             case .inserted: summary.inserted += 1
             case .updated: summary.updated += 1
             case .unchanged: summary.unchanged += 1
             case .failed(let code, let message):
-                let place = pending[writeIndex[k]].place
-                try addReject(Reject(source: place.source, field: nil, reason: "refused by the server: \(message) (code \(code))"),
-                              raw: pending[writeIndex[k]].raw, to: rejects)
+                let item = window.pending[window.writeIndex[k]]
+                try addReject(Reject(source: item.place.source, field: nil, reason: "refused by the server: \(message) (code \(code))"),
+                              raw: item.raw, to: rejects)
             }
         }
         report()

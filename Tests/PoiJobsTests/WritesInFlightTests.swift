@@ -1,0 +1,122 @@
+import Foundation
+import PoiStore
+import Synchronization
+import Testing
+@testable import PoiJobs
+
+/// `locations` in memory (`InMemoryPlaces`) whose every write waits until the job has sent the
+/// next one, or until `patience` runs out: it shows whether the job keeps a second window at the
+/// server while one is written, and how many at most, without relying on timing when it does.
+final class OverlapProbe: PlaceRepository {
+    let places = InMemoryPlaces()
+    /// The upsert calls the job will make; the last one has no next call to wait for.
+    let calls: Int
+    let patience: TimeInterval
+
+    struct State {
+        var started = 0
+        var active = 0
+        var mostActive = 0
+        /// Calls that saw the next one start while they were still at work.
+        var overlapped = 0
+    }
+    let state = Mutex(State())
+
+    init(calls: Int, patience: TimeInterval) {
+        self.calls = calls
+        self.patience = patience
+    }
+
+    func prepare() throws(StoreError) { try places.prepare() }
+
+    func upsert(_ items: [UpsertItem]) throws(StoreError) -> [UpsertOutcome] {
+        let index = state.withLock { s in
+            s.started += 1
+            s.active += 1
+            s.mostActive = max(s.mostActive, s.active)
+            return s.started - 1
+        }
+        if index < calls - 1 {
+            let deadline = Date().addingTimeInterval(patience)
+            while Date() < deadline, state.withLock({ $0.started }) <= index + 1 { usleep(1_000) }
+            if state.withLock({ $0.started }) > index + 1 { state.withLock { $0.overlapped += 1 } }
+        }
+        defer { state.withLock { $0.active -= 1 } }
+        return try places.upsert(items)
+    }
+
+    func relinkThumbnail(imageId: ObjectId, thumbnailId: ObjectId) throws(StoreError) {
+        try places.relinkThumbnail(imageId: imageId, thumbnailId: thumbnailId)
+    }
+}
+
+@Suite struct WritesInFlightTests {
+    typealias Fixture = ImportJobRepositoryTests.Fixture
+
+    /// Issue 16: while the server writes one window, the job reads and prepares the next and
+    /// sends it, so two windows are in flight; never more (memory stays flat).
+    @Test func theNextWindowGoesToTheServerWhileOneIsWritten() throws {
+        let rows = (0..<8).map { "k\($0),Place \($0),1.5,\(Double($0) + 0.25)," }
+        let fx = try Fixture(rows: rows)
+        defer { fx.remove() }
+        let probe = OverlapProbe(calls: 4, patience: 30)
+        let summary = try ImportJob(options: fx.options { $0.batchSize = 2 }, places: probe, images: InMemoryImages())
+            .run(files: [fx.csv])
+        let state = probe.state.withLock { $0 }
+        #expect(state.started == 4)
+        #expect(state.overlapped == 3)
+        #expect(state.mostActive == 2)
+        #expect(summary.inserted == 8)
+        #expect(Set(probe.places.places.keys) == Set((0..<8).map { "k\($0)" }))
+    }
+
+    /// With `--on-duplicate last`, a record that replaces one of an earlier window must reach the
+    /// server after it: its window waits for every earlier one, so the last record wins.
+    @Test func aRecordReplacingOneOfAnEarlierWindowIsWrittenAfterIt() throws {
+        let fx = try Fixture(rows: ["a,First,1.5,2.5,", "b,B,1.5,3.5,", "a,Last,1.5,2.5,"])
+        defer { fx.remove() }
+        let probe = OverlapProbe(calls: 2, patience: 2)
+        let summary = try ImportJob(options: fx.options { $0.batchSize = 2; $0.onDuplicate = .last },
+                                    places: probe, images: InMemoryImages()).run(files: [fx.csv])
+        let state = probe.state.withLock { $0 }
+        #expect(state.started == 2)
+        #expect(state.overlapped == 0)
+        #expect(summary.duplicates == 1)
+        #expect(probe.places.places["a"]?.fields["name"]?.stringValue == "Last")
+    }
+
+    /// A window whose write fails ends the job with that error, after the other window in
+    /// flight has finished: nothing of the job still writes once `run` has returned.
+    @Test func aFailedWindowEndsTheJobOnlyAfterTheOtherWriteFinished() throws {
+        let rows = (0..<6).map { "k\($0),Place \($0),1.5,\(Double($0) + 0.25)," }
+        let fx = try Fixture(rows: rows)
+        defer { fx.remove() }
+        let places = FailingSecondWindow()
+        #expect(throws: JobError.self) {
+            _ = try ImportJob(options: fx.options { $0.batchSize = 2 }, places: places, images: InMemoryImages()).run(files: [fx.csv])
+        }
+        #expect(places.state.withLock { $0.active } == 0)
+    }
+}
+
+/// The first window's write fails after the second one has started; the second is slow.
+final class FailingSecondWindow: PlaceRepository {
+    struct State { var started = 0; var active = 0 }
+    let state = Mutex(State())
+
+    func prepare() throws(StoreError) {}
+
+    func upsert(_ items: [UpsertItem]) throws(StoreError) -> [UpsertOutcome] {
+        let index = state.withLock { $0.started += 1; $0.active += 1; return $0.started - 1 }
+        defer { state.withLock { $0.active -= 1 } }
+        if index == 0 {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, state.withLock({ $0.started }) < 2 { usleep(1_000) }
+            throw StoreError.network(reason: "socket closed")
+        }
+        usleep(300_000)
+        return items.map { _ in .inserted(id: .objectId(ObjectId())) }
+    }
+
+    func relinkThumbnail(imageId: ObjectId, thumbnailId: ObjectId) throws(StoreError) {}
+}
