@@ -334,6 +334,36 @@ import Testing
         #expect(try names() == "['First']")
     }
 
+    /// The README's own case, found by the trial of issue 16: `monthly.csv fixes.csv
+    /// --on-duplicate last`, run again with nothing changed, counted the fixed places as updated
+    /// and moved their `updated_at` on every run (the monthly row was written, then the fix over
+    /// it), so a nightly `export --since` carried them every night.
+    @Test func lastWinsRerunsChangeNothing() throws {
+        let ws = try Workspace("dup-lastrerun")
+        defer { ws.cleanUp() }
+        let monthly = (0..<30).map { "m\($0),Monthly \($0),10,\(20 + $0)" }
+        try (["id,name,lat,lon"] + monthly).joined(separator: "\n").appending("\n")
+            .write(toFile: ws.path("monthly.csv"), atomically: true, encoding: .utf8)
+        try "id,name,lat,lon\nm3,Fixed 3,10,23\nm10,Fixed 10,10,30\n".write(toFile: ws.path("fixes.csv"), atomically: true, encoding: .utf8)
+        let args = ["import", "monthly.csv", "fixes.csv", "--on-duplicate", "last", "--batch-size", "4", "--json", "--quiet"]
+        let first = try ws.json(try ws.poi(args))
+        #expect([int(first, "inserted"), int(first, "updated"), int(first, "unchanged"), int(first, "duplicates")] == [Int?]([30, 0, 0, 2]), "\(first)")
+        let times = try Self.updatedAt(ws)
+        for _ in 0..<2 {
+            let again = try ws.json(try ws.poi(args))
+            #expect([int(again, "inserted"), int(again, "updated"), int(again, "unchanged"), int(again, "duplicates")] == [Int?]([0, 0, 30, 2]), "\(again)")
+            #expect(try Self.updatedAt(ws) == times)
+        }
+        #expect(try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(sorted(d['name'] for d in db.locations.find({'importKey': {'$in': ['m3', 'm10']}})))
+        """) == "['Fixed 10', 'Fixed 3']")
+        let piped = try ws.poi(["import", "-", "--on-duplicate", "last"], stdin: Data("id,name,lat,lon\nx,X,1,2\n".utf8))
+        #expect(piped.status == 2)
+        #expect(piped.stderr.contains("standard input can be read only once"), "\(piped.stderr)")
+    }
+
     @Test func anExactDuplicateRowCountsAsUnchanged() throws {
         let ws = try Workspace("dup-exact")
         defer { ws.cleanUp() }

@@ -27,12 +27,12 @@ struct Workspace {
     func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
 
     /// Runs `poi` in the workspace against this database.
-    func poi(_ arguments: [String], uploads: String = "uploads") throws -> PoiProcess.Result {
+    func poi(_ arguments: [String], uploads: String = "uploads", stdin: Data? = nil) throws -> PoiProcess.Result {
         var args = arguments
         if let command = args.first, ["import", "export", "thumbnails"].contains(command) {
             args += ["--db", database, "--uploads", path(uploads)]
         }
-        return try PoiProcess.run(args, environment: ["MONGODB_URI": uri], currentDirectory: root)
+        return try PoiProcess.run(args, environment: ["MONGODB_URI": uri], currentDirectory: root, stdin: stdin)
     }
 
     /// `--json` output parsed (the summary object on stdout).

@@ -19,6 +19,8 @@ final class OverlapProbe: PlaceRepository {
         var mostActive = 0
         /// Calls that saw the next one start while they were still at work.
         var overlapped = 0
+        /// The names written for each key, in the order the writes came.
+        var namesWritten: [String: [String]] = [:]
     }
     let state = Mutex(State())
 
@@ -31,6 +33,7 @@ final class OverlapProbe: PlaceRepository {
 
     func upsert(_ items: [UpsertItem]) throws(StoreError) -> [UpsertOutcome] {
         let index = state.withLock { s in
+            for item in items { s.namesWritten[item.key.stringValue ?? "", default: []].append(item.fields["name"]?.stringValue ?? "") }
             s.started += 1
             s.active += 1
             s.mostActive = max(s.mostActive, s.active)
@@ -70,19 +73,37 @@ final class OverlapProbe: PlaceRepository {
         #expect(Set(probe.places.places.keys) == Set((0..<8).map { "k\($0)" }))
     }
 
-    /// With `--on-duplicate last`, a record that replaces one of an earlier window must reach the
-    /// server after it: its window waits for every earlier one, so the last record wins.
-    @Test func aRecordReplacingOneOfAnEarlierWindowIsWrittenAfterIt() throws {
-        let fx = try Fixture(rows: ["a,First,1.5,2.5,", "b,B,1.5,3.5,", "a,Last,1.5,2.5,"])
+    /// With `--on-duplicate last`, only the last record of a key is ever written, even when the
+    /// earlier one is in an earlier window: writing both made every rerun count the place as
+    /// updated twice and move its `updated_at` (trial of issue 16), and the counts depended on
+    /// where windows ended.
+    @Test func onlyTheLastRecordOfAKeyIsWrittenWhateverTheWindows() throws {
+        let fx = try Fixture(rows: ["a,First,1.5,2.5,", "b,B,1.5,3.5,", "c,C,1.5,4.5,", "a,Last,1.5,2.5,", "a,Last,1.5,2.5,"])
         defer { fx.remove() }
-        let probe = OverlapProbe(calls: 2, patience: 2)
-        let summary = try ImportJob(options: fx.options { $0.batchSize = 2; $0.onDuplicate = .last },
-                                    places: probe, images: InMemoryImages()).run(files: [fx.csv])
-        let state = probe.state.withLock { $0 }
-        #expect(state.started == 2)
-        #expect(state.overlapped == 0)
-        #expect(summary.duplicates == 1)
-        #expect(probe.places.places["a"]?.fields["name"]?.stringValue == "Last")
+        for batchSize in [1, 2, 500] {
+            let probe = OverlapProbe(calls: 0, patience: 0)
+            let job = { try ImportJob(options: fx.options { $0.batchSize = batchSize; $0.onDuplicate = .last },
+                                      places: probe, images: InMemoryImages()).run(files: [fx.csv]) }
+            let first = try job()
+            #expect(probe.state.withLock { $0.namesWritten["a"] } == ["Last"], "batch size \(batchSize)")
+            #expect(probe.places.places["a"]?.fields["name"]?.stringValue == "Last")
+            #expect([first.inserted, first.updated, first.unchanged, first.duplicates] == [Int]([3, 0, 1, 1]), "batch size \(batchSize)")
+            let rerun = try job()
+            #expect([rerun.inserted, rerun.updated, rerun.unchanged, rerun.duplicates] == [Int]([0, 0, 4, 1]), "batch size \(batchSize)")
+        }
+    }
+
+    /// Keeping the last record reads the input twice, which standard input cannot be.
+    @Test func lastWinsRefusesStandardInput() throws {
+        let fx = try Fixture(rows: ["a,A,1.5,2.5,"])
+        defer { fx.remove() }
+        do {
+            _ = try ImportJob(options: fx.options { $0.onDuplicate = .last; $0.rejectsPath = nil }, places: InMemoryPlaces(),
+                              images: InMemoryImages()).run(files: ["-"])
+            Issue.record("standard input was taken with --on-duplicate last")
+        } catch {
+            guard case .configuration(.lastWinsNeedsFiles) = error else { Issue.record("wrong error: \(error)"); return }
+        }
     }
 
     /// A window whose write fails ends the job with that error, after the other window in

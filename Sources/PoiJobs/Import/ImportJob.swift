@@ -39,6 +39,11 @@ public final class ImportJob {
     /// Every key of the run so far (duplicate detection; bounded, see `SeenKeys`), and the files
     /// its positions refer to.
     private var seen = SeenKeys()
+    /// `onDuplicate == .last`: the last record of each key in the run, found by a first read of
+    /// every input before anything is written (see `findLastRecords`).
+    private var lastRecords: SeenKeys?
+    /// Records written as the last of their key, to check against `lastRecords` at the end.
+    private var lastRecordsWritten = 0
     private var runFiles: [(name: String, format: InputFormat)] = []
 
     /// `places`/`images` nil with `options.dryRun`: nothing is written.
@@ -85,15 +90,54 @@ public final class ImportJob {
         for file in inputs {
             do { try ByteSource.checkReadable(path: file) } catch { throw .input(error) }
         }
+        if options.onDuplicate == .last {
+            if inputs.contains("-") { throw .configuration(.lastWinsNeedsFiles) }
+            lastRecords = try findLastRecords()
+        }
         do { try places?.prepare() } catch { throw .store(error) }
         for file in files {
             if skipped.contains(file) { summary.skippedRejectsFiles.append(file); continue }
             try importFile(file)
             summary.files += 1
         }
+        if let lastRecords, lastRecordsWritten != lastRecords.count {
+            throw .inputChanged(file: inputs.count == 1 ? inputs[0] : inputs.joined(separator: ", "))
+        }
         summary.seconds = Date().timeIntervalSince(started)
         report(final: true)
         return summary
+    }
+
+    /// `--on-duplicate last` keeps the last record of each key. Writing every record as it comes
+    /// and letting the later one overwrite the earlier would store the same place, but each rerun
+    /// would then write the earlier record over the stored last one and back again: `updated` on
+    /// every run, `updated_at` moved, and the place in every `export --since`; and the counts
+    /// would depend on where the windows happen to end. So the inputs are read once first, to
+    /// learn where each key's last record is (by file and line/feature, with its content's
+    /// fingerprint; the same bounded table as duplicate detection), and only that record is
+    /// written. Reading twice costs a second parse; standard input cannot be read twice.
+    private func findLastRecords() throws(JobError) -> SeenKeys {
+        var last = SeenKeys()
+        var readOptions = options.read
+        readOptions.keepRawRecords = false
+        for (fileIndex, file) in inputs.enumerated() {
+            let reader: PlaceReader
+            do { reader = try PlaceReader(path: file, options: readOptions) } catch { throw .input(error) }
+            while true {
+                let item: ReadItem?
+                do { item = try reader.next() } catch { throw .input(error) }
+                guard let item else { break }
+                guard case .place(let place, _) = item, options.shard.contains(key: place.importKey) else { continue }
+                last.replace(SeenKeys.fingerprint(place.importKey), Self.entry(for: place, fileIndex: fileIndex))
+            }
+        }
+        return last
+    }
+
+    private static func entry(for place: Place, fileIndex: Int) -> SeenKeys.Entry {
+        SeenKeys.Entry(content: contentFingerprint(place),
+                       position: UInt32(clamping: place.source.line ?? place.source.feature ?? 0),
+                       file: UInt16(clamping: fileIndex))
     }
 
     // MARK: One file
@@ -173,9 +217,19 @@ public final class ImportJob {
     private func admit(_ place: Place, raw: RawRecord?, fileIndex: Int, window: inout [Pending],
                        rejects: RejectsWriter) throws(JobError) -> Bool {
         let fp = SeenKeys.fingerprint(place.importKey)
-        let here = SeenKeys.Entry(content: Self.contentFingerprint(place),
-                                  position: UInt32(clamping: place.source.line ?? place.source.feature ?? 0),
-                                  file: UInt16(clamping: fileIndex))
+        let here = Self.entry(for: place, fileIndex: fileIndex)
+        if let lastRecords {
+            // Last wins, and only the last is written (`findLastRecords`): an earlier record is an
+            // exact copy of it (unchanged) or a duplicate that it replaces.
+            guard let last = lastRecords.entry(fp) else { throw .inputChanged(file: runFiles[fileIndex].name) }
+            if last.file == here.file && last.position == here.position {
+                guard last.content == here.content else { throw .inputChanged(file: runFiles[fileIndex].name) }
+                lastRecordsWritten += 1
+                return true
+            }
+            if last.content == here.content { summary.unchanged += 1 } else { summary.duplicates += 1 }
+            return false
+        }
         guard let earlier = seen.insert(fp, here) else { return true }
         if earlier.content == here.content {
             summary.unchanged += 1
@@ -196,14 +250,8 @@ public final class ImportJob {
             summary.duplicates += 1
             return false
         case .last:
-            summary.duplicates += 1
-            if let j = window.lastIndex(where: { $0.place.importKey == place.importKey }) {
-                window.remove(at: j)
-            } else {
-                windowReplacesEarlier = true
-            }
-            seen.replace(fp, here)
-            return true
+            // Settled above, before any record of the key was written.
+            preconditionFailure("onDuplicate .last runs with lastRecords")
         }
     }
 
@@ -260,25 +308,20 @@ public final class ImportJob {
     /// images and encodes the next. Each window in flight holds its places in memory, so this
     /// bounds memory at `writeDepth + 1` windows.
     private let writeDepth = 2
-    /// The window being read holds a place that replaced one of an earlier window
-    /// (`--on-duplicate last`): it is written only after every earlier window, so the last wins.
-    private var windowReplacesEarlier = false
 
     private func flush(_ window: [Pending], resolver: Result<ImagePathResolver, ImageReferenceError>,
                        rejects: RejectsWriter) throws(JobError) {
-        let mustFollow = windowReplacesEarlier
-        windowReplacesEarlier = false
         let prepared = try prepare(window, resolver: resolver, rejects: rejects)
         guard let places else {
             summary.inserted += prepared.writes.count  // dry run: every valid place would be written
             report()
             return
         }
-        if mustFollow { try completeWrites(upTo: 0, rejects: rejects) }
         try completeWrites(upTo: writeDepth - 1, rejects: rejects)
         guard !prepared.writes.isEmpty else { return }
-        // Keys are unique within a run (`admit`), so windows in flight never write the same
-        // place, and their order at the server does not matter; the one exception waits above.
+        // Each key is written at most once per run (`admit`; with `--on-duplicate last` only
+        // the last record is), so windows in flight never write the same place, and their order
+        // at the server does not matter.
         let writes = prepared.writes
         inFlight.append((prepared, BackgroundWork { Result { () throws(StoreError) in try places.upsert(writes) } }))
     }

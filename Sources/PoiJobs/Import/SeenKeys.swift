@@ -67,6 +67,12 @@ struct SeenKeys {
         return nil
     }
 
+    /// The entry remembered for `fp`, if any.
+    func entry(_ fp: UInt64) -> Entry? {
+        let (i, found) = slot(of: fp)
+        return found ? Entry(content: contents[i], position: positions[i], file: files[i]) : nil
+    }
+
     /// Makes `entry` the record remembered for `fp` (the one kept by "last wins").
     mutating func replace(_ fp: UInt64, _ entry: Entry) {
         let (i, found) = slot(of: fp)

@@ -22,6 +22,10 @@ public enum JobError: Error, Sendable, CustomStringConvertible {
     /// A local file could not be opened, read or written; `FileError.outputIsInput` is the
     /// user's mistake, the rest are I/O failures.
     case file(FileError)
+    /// An input read twice (to find the last record of each key) did not read the same the
+    /// second time: it changed while the job ran. Nothing of the second read was left half done
+    /// (every window written is whole); a run over the settled file completes the job.
+    case inputChanged(file: String)
 
     public var description: String {
         switch self {
@@ -31,6 +35,8 @@ public enum JobError: Error, Sendable, CustomStringConvertible {
         case .output(let path, let reason):
             return path == "-" ? "cannot write to standard output: \(reason)" : "cannot write \(path): \(reason)"
         case .file(let e): return e.description
+        case .inputChanged(let file):
+            return "\(file) changed while it was being imported (it is read twice to keep the last record of each key)"
         }
     }
 }
@@ -48,6 +54,8 @@ public enum ConfigurationProblem: Sendable, Equatable, CustomStringConvertible, 
     /// An export found nothing and would replace `path`, which holds an earlier non-empty export
     /// (or anything else), with an empty one.
     case emptyResultWouldReplace(path: String)
+    /// Keeping the last record of each key reads the inputs twice; standard input can be read once.
+    case lastWinsNeedsFiles
     case other(String)
 
     public init(stringLiteral value: String) { self = .other(value) }
@@ -65,6 +73,8 @@ public enum ConfigurationProblem: Sendable, Equatable, CustomStringConvertible, 
             return "database \(database) has no \(collection) collection (\(others))"
         case .emptyResultWouldReplace(let path):
             return "no places matched, and the empty result would replace \(path), which is not empty; left as it was"
+        case .lastWinsNeedsFiles:
+            return "keeping the last record of each key reads the input twice, and standard input can be read only once"
         case .other(let text):
             return text
         }

@@ -22,9 +22,16 @@ struct ImportCommand: ParsableCommand {
 
         Duplicates: a key appears once per run. A record whose key an earlier record of the run \
         (any of its files) already had is rejected with "duplicate key of line N" (or feature \
-        N), unless --on-duplicate first keeps the earlier one or --on-duplicate last lets the \
-        later one replace it (counted as "duplicates"). An exact copy of the earlier record \
-        counts as unchanged.
+        N), unless --on-duplicate first keeps the earlier one or --on-duplicate last keeps \
+        the last one (the others counted as "duplicates"; last reads the inputs twice, so \
+        only the last record is ever written, and cannot read standard input). An exact copy \
+        of the record kept counts as unchanged.
+
+        Change detection: a rerun compares each record with a digest of what PoiKit last \
+        wrote for it, not with the stored fields, so nothing is written unless the dump \
+        changed. An app's edit of a field PoiKit writes (a new name, say) therefore stays \
+        until the dump changes that place, which then writes the dump's fields again; fields \
+        PoiKit does not write (a rating, say) are never touched.
 
         Images: an image column or property sets the place's image link; present but empty, it \
         removes the link; a file without one leaves the stored link as it is (so re-importing \

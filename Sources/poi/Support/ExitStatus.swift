@@ -15,7 +15,7 @@ enum ExitStatus {
     static func of(_ error: JobError) -> ExitCode {
         switch error {
         case .input, .configuration, .store(.refusedQuery), .store(.uploadsFolderMissing): return usage
-        case .store, .output: return failure
+        case .store, .output, .inputChanged: return failure
         case .file(let e):
             if case .outputIsInput = e { return usage }
             return failure
