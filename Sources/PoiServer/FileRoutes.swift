@@ -108,7 +108,17 @@ struct FileRoutes: Sendable {
         var thumbnail: Thumbnail?
         if staged.type.thumbnailable {
             let path = staged.path
-            thumbnail = try? await imaging.runIfActive { try Self.makeThumbnail(path: path, spec: spec) }
+            do {
+                thumbnail = try await imaging.runIfActive { try Self.makeThumbnail(path: path, spec: spec) }
+            } catch let error as ImageError where error.isUndecodable {
+                // The magic bytes matched but the image does not decode: `poi import` refuses the
+                // same bytes, and a place pointing at them would show a broken image.
+                await discardStaged(path)
+                throw .unsupportedMediaType("the upload is not a readable image (\(error))")
+            } catch {
+                // Not shown to be the image's fault (more pixels than the thumbnailer takes, memory,
+                // shutdown): the upload is kept, without a thumbnail.
+            }
         }
         var info = FileInfo(contentType: staged.type.contentType, role: .original,
                             width: thumbnail?.source.orientedWidth, height: thumbnail?.source.orientedHeight,
@@ -124,6 +134,11 @@ struct FileRoutes: Sendable {
             }
         }
         return put.file.id
+    }
+
+    /// Removes a staged upload that will not be stored (`putStaged` consumes it otherwise).
+    private func discardStaged(_ path: String) async {
+        if (try? await store.pool.runIfActive { unlink(path) }) == nil { unlink(path) }
     }
 
     /// Decodes straight from the page cache (mmap): the upload is never copied into memory whole.
@@ -305,6 +320,17 @@ struct FileRoutes: Sendable {
                 offset += want
             }
             try await writer.finish(nil)
+        }
+    }
+}
+
+extension ImageError {
+    /// The bytes themselves are not a decodable image (as opposed to an image this server will
+    /// not thumbnail, or a failure of the server's own).
+    var isUndecodable: Bool {
+        switch self {
+        case .empty, .unrecognizedFormat, .decodeFailed, .corruptData: return true
+        case .tooLarge, .outOfMemory, .encodeFailed, .invalidSpec: return false
         }
     }
 }

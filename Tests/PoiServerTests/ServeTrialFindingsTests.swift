@@ -25,11 +25,12 @@ struct ServeTrialFindingsTests {
     }
 
     /// The download's Content-Type is the `files` document's string as stored, and
-    /// `PUT /files/:id` (kept from the reference) lets any client set it: a PNG-magic body with
-    /// HTML after it is then served as `text/html` from the API's origin (stored XSS).
+    /// `PUT /files/:id` (kept from the reference) lets any client set it: a PNG with HTML after
+    /// it (decoders stop at the image's end) is then served as `text/html` from the API's origin
+    /// (stored XSS).
     @Test func downloadIsNeverServedAsHTML() throws {
         let s = try ServeHarness("t14xss")
-        let body = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("<html><script>alert(document.domain)</script></html>".utf8)
+        let body = try ServeHarness.sample("coins.png") + Array("<html><script>alert(document.domain)</script></html>".utf8)
         let up = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: body)
         #expect(up.status == 201)
         let id = try #require((up.json as? [String: Any])?["_id"] as? String)
@@ -321,12 +322,16 @@ struct ServeTrialFindingsTests {
     /// The magic bytes are the only check: a body that starts like a JPEG and is not one is
     /// stored (201) with no thumbnail and no size, although the thumbnail step is said to prove
     /// that the image decodes, and `poi import` refuses the same bytes as a damaged JPEG.
-    @Test(.disabled("open (issue 14 trial): undecodable images with the right magic are accepted")) func undecodableImageIsRefused() throws {
+    @Test func undecodableImageIsRefused() throws {
         let s = try ServeHarness("t14junk")
         let junk = [0xFF, 0xD8, 0xFF, 0xE0] + Array(" this is not a jpeg at all".utf8)
         let r = try s.request("POST", "/files", headers: ["Content-Type": "image/jpeg"], body: junk)
         #expect(r.status == 415, "\(r.status) \(r.text)")
+        #expect(r.header("content-type") == "application/json; charset=utf-8")
+        let reason = (r.json as? [String: Any])?["error"] as? String ?? ""
+        #expect(reason == "the upload is not a readable image (damaged JPEG: Premature end of JPEG file)", "\(r.text)")
         #expect(try s.count("files") == 0)
+        #expect(s.uploadedNames == [], "left in uploads/ (stored or staged): \(s.uploadedNames)")
     }
 
     /// Round trip: import → the app edits a place (PUT replaces the document, as the reference
