@@ -272,15 +272,29 @@ struct FileRoutes: Sendable {
         return got == size ? (size, buffer) : (size, nil)
     }
 
-    /// Streams `span` of the file in 256 kB reads on the thread pool: one buffer per read, handed
-    /// to NIO, so memory per download stays at a few buffers whatever the file size.
+    /// Waits until everything a download has written so far has reached its channel; see
+    /// `fileBody` for why that, with awaiting each write, is the download's backpressure.
+    static func caughtUp(_ channel: (any Channel)?) async throws {
+        guard let channel else { return }
+        try await channel.eventLoop.submit {}.get()
+    }
+
+    /// Streams `span` of the file in 256 kB reads on the thread pool: one buffer per read,
+    /// handed to NIO, so memory per download stays at a few buffers whatever the file size.
     ///
-    /// Pacing: the response writer suspends only when the channel reports itself unwritable, and
-    /// the channel learns of the data only when its event loop gets to it. Reads on the pool
-    /// outrun two busy event loops, so without pacing each connection queued its whole file in
-    /// memory (~5 MB a client, 330 MB for 64). Before each read the loop therefore runs one empty
-    /// task on the connection's event loop (everything written before it has then reached the
-    /// channel) and waits while the channel is over its write watermark.
+    /// Backpressure: awaiting `writer.write` is the wait for a slow or stalled client.
+    /// Hummingbird's writer is NIO's `NIOAsyncChannelOutboundWriter`: its `NIOAsyncWriter`
+    /// suspends a write while the channel is over its high write watermark (`NIOAsyncChannelHandler`
+    /// passes every `channelWritabilityChanged` on to it) and resumes it once the socket has
+    /// drained below the low one. Nothing polls, so a client that stops reading costs no CPU; the
+    /// suspended write throws when the connection closes, and on task cancellation (the end of
+    /// the shutdown grace), so SIGTERM still ends. What the writer does not cover is a write the
+    /// event loop has not taken yet: until it has, the channel still counts itself writable, and
+    /// reads on the pool outrun two busy event loops (without a check, each of 64 clients queued
+    /// its whole file: 240–330 MB). So before each read one empty task runs on the channel's
+    /// event loop (`caughtUp`): the writes before it have then reached the channel and set its
+    /// writability, and the write after the read suspends if the socket is behind. At most two
+    /// reads per download are in memory: the one the socket drains and the one waiting.
     static func fileBody(path: String, span: ClosedRange<Int>, pool: NIOThreadPool, channel: (any Channel)?) -> ResponseBody {
         ResponseBody(contentLength: span.count) { writer in
             let fd = try await pool.runIfActive { open(path, O_RDONLY | O_CLOEXEC) }
@@ -290,15 +304,7 @@ struct FileRoutes: Sendable {
             let end = span.upperBound + 1
             let allocator = ByteBufferAllocator()
             while offset < end {
-                if let channel, offset > span.lowerBound {
-                    try await channel.eventLoop.submit {}.get()
-                    var waited = 0
-                    while !channel.isWritable && channel.isActive {
-                        // Short sleeps first: a loopback client drains 256 kB in well under 1 ms.
-                        try await Task.sleep(nanoseconds: waited < 20 ? 100_000 : 1_000_000)
-                        waited += 1
-                    }
-                }
+                if offset > span.lowerBound { try await caughtUp(channel) }
                 let want = min(256 * 1024, end - offset)
                 let at = offset
                 let buffer = try await pool.runIfActive { () throws -> ByteBuffer in
