@@ -187,34 +187,46 @@ struct FileRoutes: Sendable {
 
         if let path = store.diskPath(of: file) {
             let pool = store.pool
-            let opened: (size: Int, whole: ByteBuffer?)
+            let opened: (size: Int, whole: ByteBuffer?, open: OpenFile?)
             do {
-                opened = try await pool.runIfActive { try Self.statAndReadSmall(path: path, wantBytes: !head) }
+                opened = try await pool.runIfActive { try Self.openForDownload(path: path, wantBytes: !head) }
+            } catch let error as APIError {
+                // Deleted, through this process or another (whose DELETE removes the bytes): the
+                // cached document goes too, so the next request asks the database again.
+                if case .fileNotFound = error { store.forget(file.id) }
+                throw error
             } catch {
-                throw (error as? APIError) ?? .internalError("the server is shutting down")
+                throw .internalError("the server is shutting down")
             }
             let size = opened.size
             // Not the document's length (a truncated copy, bytes replaced by hand): damaged, never
             // served as if whole. The backend's own documents have no length and are not checked.
             if let damage = file.damage(storedSize: size) { throw .store(damage) }
-            let range = try Self.range(request, etag: etag, size: size, headers: &headers)
-            let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
-            let span = range ?? (size > 0 ? 0...(size - 1) : nil)
-            headers[.contentLength] = String(span?.count ?? 0)
-            if head || span == nil {
-                return Response(status: status, headers: headers, body: ResponseBody())
-            }
-            if let whole = opened.whole, let slice = whole.getSlice(at: span!.lowerBound, length: span!.count) {
+            let (status, span) = try Self.plan(request, etag: etag, size: size, headers: &headers)
+            guard !head, let span else { return Response(status: status, headers: headers, body: ResponseBody()) }
+            if let whole = opened.whole, let slice = whole.getSlice(at: span.lowerBound, length: span.count) {
                 return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: slice))
             }
-            return Response(status: status, headers: headers, body: Self.fileBody(path: path, span: span!, pool: pool, channel: channel))
+            guard let open = opened.open else { throw .internalError("the file changed while it was opened") }
+            return Response(status: status, headers: headers, body: Self.fileBody(open, span: span, pool: pool, channel: channel))
         }
-        guard let bytes = try await store.bytes(of: file) else { throw .fileNotFound }
-        let range = try Self.range(request, etag: etag, size: bytes.count, headers: &headers)
-        let slice = range.map { Array(bytes[$0]) } ?? bytes
-        headers[.contentLength] = String(slice.count)
-        let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
-        return Response(status: status, headers: headers, body: head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: slice)))
+        guard let bytes = try await store.bytes(of: file) else {
+            store.forget(file.id)
+            throw .fileNotFound
+        }
+        let (status, span) = try Self.plan(request, etag: etag, size: bytes.count, headers: &headers)
+        guard !head, let span else { return Response(status: status, headers: headers, body: ResponseBody()) }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes[span])))
+    }
+
+    /// Status and Content-Length for a representation of `size` bytes, and the bytes to send
+    /// (nil: none, an empty file); throws 416.
+    static func plan(_ request: Request, etag: String?, size: Int,
+                     headers: inout HTTPFields) throws(APIError) -> (status: HTTPResponse.Status, span: ClosedRange<Int>?) {
+        let range = try range(request, etag: etag, size: size, headers: &headers)
+        let span = range ?? (size > 0 ? 0...(size - 1) : nil)
+        headers[.contentLength] = String(span?.count ?? 0)
+        return (range == nil ? .ok : .partialContent, span)
     }
 
     /// The byte range to send (nil: all of it), honouring If-Range; throws 416.
@@ -250,14 +262,18 @@ struct FileRoutes: Sendable {
     /// of a small download's cost.
     static let smallFileBytes = 256 * 1024
 
-    static func statAndReadSmall(path: String, wantBytes: Bool) throws -> (size: Int, whole: ByteBuffer?) {
+    /// Opens a download's file: its size, its bytes when it is small, else the open file. A large
+    /// file is read from this descriptor to its end, so a DELETE (which unlinks it) while it is
+    /// sent does not cut it off.
+    static func openForDownload(path: String, wantBytes: Bool) throws -> (size: Int, whole: ByteBuffer?, open: OpenFile?) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw APIError.fileNotFound }
-        defer { close(fd) }
+        let file = OpenFile(fd)
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw APIError.fileNotFound }
         let size = Int(st.st_size)
-        guard wantBytes, size <= smallFileBytes else { return (size, nil) }
+        guard wantBytes else { return (size, nil, nil) }
+        guard size <= smallFileBytes else { return (size, nil, file) }
         var buffer = ByteBufferAllocator().buffer(capacity: max(size, 1))
         let got = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: max(size, 1)) { raw in
             var got = 0
@@ -269,7 +285,7 @@ struct FileRoutes: Sendable {
             }
             return got
         }
-        return got == size ? (size, buffer) : (size, nil)
+        return got == size ? (size, buffer, nil) : (size, nil, file)
     }
 
     /// Waits until everything a download has written so far has reached its channel; see
@@ -279,7 +295,7 @@ struct FileRoutes: Sendable {
         try await channel.eventLoop.submit {}.get()
     }
 
-    /// Streams `span` of the file in 256 kB reads on the thread pool: one buffer per read,
+    /// Streams `span` of the open file in 256 kB reads on the thread pool: one buffer per read,
     /// handed to NIO, so memory per download stays at a few buffers whatever the file size.
     ///
     /// Backpressure: awaiting `writer.write` is the wait for a slow or stalled client.
@@ -295,11 +311,8 @@ struct FileRoutes: Sendable {
     /// event loop (`caughtUp`): the writes before it have then reached the channel and set its
     /// writability, and the write after the read suspends if the socket is behind. At most two
     /// reads per download are in memory: the one the socket drains and the one waiting.
-    static func fileBody(path: String, span: ClosedRange<Int>, pool: NIOThreadPool, channel: (any Channel)?) -> ResponseBody {
+    static func fileBody(_ file: OpenFile, span: ClosedRange<Int>, pool: NIOThreadPool, channel: (any Channel)?) -> ResponseBody {
         ResponseBody(contentLength: span.count) { writer in
-            let fd = try await pool.runIfActive { open(path, O_RDONLY | O_CLOEXEC) }
-            guard fd >= 0 else { throw APIError.fileNotFound }
-            defer { close(fd) }
             var offset = span.lowerBound
             let end = span.upperBound + 1
             let allocator = ByteBufferAllocator()
@@ -308,6 +321,7 @@ struct FileRoutes: Sendable {
                 let want = min(256 * 1024, end - offset)
                 let at = offset
                 let buffer = try await pool.runIfActive { () throws -> ByteBuffer in
+                    let fd = file.descriptor
                     var buffer = allocator.buffer(capacity: want)
                     let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
                         var got = 0
@@ -328,6 +342,15 @@ struct FileRoutes: Sendable {
             try await writer.finish(nil)
         }
     }
+}
+
+/// A file descriptor closed when the last reference to it goes: whether the download's body is
+/// written to the end, fails, or is never started (a connection closed before it), the file is
+/// closed exactly once.
+final class OpenFile: Sendable {
+    let descriptor: Int32
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
+    deinit { close(descriptor) }
 }
 
 extension ImageError {

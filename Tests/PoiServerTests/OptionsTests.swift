@@ -49,5 +49,9 @@ struct OptionsTests {
         #expect(try s.get("/files/\(id)/thumbnail").status == 200)
         #expect(s.uploadedNames == [])
         #expect(try s.count("fs.files") == 2)
+        #expect(try s.request("DELETE", "/files/\(id)").status == 200)
+        #expect(try s.get("/files/\(id)").status == 404)
+        #expect(try s.count("fs.files") == 0)
+        #expect(try s.count("fs.chunks") == 0)
     }
 }
