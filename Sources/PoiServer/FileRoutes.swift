@@ -210,6 +210,20 @@ struct FileRoutes: Sendable {
             guard let open = opened.open else { throw .internalError("the file changed while it was opened") }
             return Response(status: status, headers: headers, body: Self.fileBody(open, span: span, pool: pool, channel: channel))
         }
+        if store.storesInGridFS {
+            guard let layout = try await store.gridFSLayout(of: file) else {
+                store.forget(file.id)
+                throw .fileNotFound
+            }
+            let (status, span) = try Self.plan(request, etag: etag, size: layout.length, headers: &headers)
+            guard !head, let span else { return Response(status: status, headers: headers, body: ResponseBody()) }
+            let bytes = span.lowerBound..<(span.upperBound + 1)
+            // The first chunks are read before the head is sent, so chunks that are missing
+            // (damaged, or the file deleted meanwhile) are answered with a status, not a cut body.
+            let first = try await store.gridFSRead(file, layout: layout, range: bytes, maxChunks: Self.gridFSChunksPerRead)
+            return Response(status: status, headers: headers,
+                            body: Self.gridFSBody(store: store, file: file, layout: layout, range: bytes, first: first, channel: channel))
+        }
         guard let bytes = try await store.bytes(of: file) else {
             store.forget(file.id)
             throw .fileNotFound
@@ -338,6 +352,34 @@ struct FileRoutes: Sendable {
                 }
                 try await writer.write(buffer)
                 offset += want
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    /// GridFS chunks per database read: one (255 kB by default), about the disk case's 256 kB
+    /// read. Each chunk is held three times on its way (the driver's reply, its decoded document,
+    /// the buffer handed to NIO), so larger reads cost memory for every download at once.
+    static let gridFSChunksPerRead = 1
+
+    /// Streams `range` of a GridFS file as its chunks are read (`first`: those read already), with
+    /// the same backpressure as `fileBody`. Each read is one query on a pooled client that is given
+    /// back at once: a stalled download holds no database connection, only the chunks it read.
+    static func gridFSBody(store: StoreGateway, file: StoredFile, layout: GridFSStore.ChunkLayout, range: Range<Int>,
+                           first: [[UInt8]], channel: (any Channel)?) -> ResponseBody {
+        ResponseBody(contentLength: range.count) { writer in
+            var pieces = first
+            var offset = range.lowerBound
+            while true {
+                while !pieces.isEmpty {
+                    // Removed before the write waits: the chunk is then held once, as NIO's buffer.
+                    let buffer = ByteBuffer(bytes: pieces.removeFirst())
+                    offset += buffer.readableBytes
+                    try await writer.write(buffer)
+                }
+                guard offset < range.upperBound else { break }
+                try await caughtUp(channel)
+                pieces = try await store.gridFSRead(file, layout: layout, range: offset..<range.upperBound, maxChunks: gridFSChunksPerRead)
             }
             try await writer.finish(nil)
         }

@@ -123,7 +123,23 @@ final class StoreGateway: Sendable {
         (files as? DiskUploads).map { $0.directory + "/" + file.fileName }
     }
 
-    /// A GridFS file's bytes (GridFS has no file to read ranges from); nil when they are gone.
+    var storesInGridFS: Bool { files is GridFSStore }
+
+    /// The length and chunk size of a GridFS-stored file; nil when its bytes are gone.
+    func gridFSLayout(of file: StoredFile) async throws(APIError) -> GridFSStore.ChunkLayout? {
+        guard let grid = files as? GridFSStore else { return nil }
+        return try await run { () throws(StoreError) in try grid.chunkLayout(of: file) }
+    }
+
+    /// Bytes of a GridFS-stored file from `range.lowerBound`, at most `maxChunks` chunks' worth.
+    func gridFSRead(_ file: StoredFile, layout: GridFSStore.ChunkLayout, range: Range<Int>,
+                    maxChunks: Int) async throws(APIError) -> [[UInt8]] {
+        guard let grid = files as? GridFSStore else { throw .internalError("the files are not stored in GridFS") }
+        return try await run { () throws(StoreError) in try grid.read(file, layout: layout, range: range, maxChunks: maxChunks) }
+    }
+
+    /// The bytes of a file in a store that is neither a folder nor GridFS, read whole; nil when
+    /// they are gone.
     /// Damaged bytes (another length than the document's, chunks missing) are an error, as
     /// everywhere in PoiStore: they are never served as if whole.
     func bytes(of file: StoredFile) async throws(APIError) -> [UInt8]? {
