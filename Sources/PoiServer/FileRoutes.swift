@@ -108,7 +108,17 @@ struct FileRoutes: Sendable {
         var thumbnail: Thumbnail?
         if staged.type.thumbnailable {
             let path = staged.path
-            thumbnail = try? await imaging.runIfActive { try Self.makeThumbnail(path: path, spec: spec) }
+            do {
+                thumbnail = try await imaging.runIfActive { try Self.makeThumbnail(path: path, spec: spec) }
+            } catch let error as ImageError where error.isUndecodable {
+                // The magic bytes matched but the image does not decode: `poi import` refuses the
+                // same bytes, and a place pointing at them would show a broken image.
+                await discardStaged(path)
+                throw .unsupportedMediaType("the upload is not a readable image (\(error))")
+            } catch {
+                // Not shown to be the image's fault (more pixels than the thumbnailer takes, memory,
+                // shutdown): the upload is kept, without a thumbnail.
+            }
         }
         var info = FileInfo(contentType: staged.type.contentType, role: .original,
                             width: thumbnail?.source.orientedWidth, height: thumbnail?.source.orientedHeight,
@@ -124,6 +134,11 @@ struct FileRoutes: Sendable {
             }
         }
         return put.file.id
+    }
+
+    /// Removes a staged upload that will not be stored (`putStaged` consumes it otherwise).
+    private func discardStaged(_ path: String) async {
+        if (try? await store.pool.runIfActive { unlink(path) }) == nil { unlink(path) }
     }
 
     /// Decodes straight from the page cache (mmap): the upload is never copied into memory whole.
@@ -172,34 +187,60 @@ struct FileRoutes: Sendable {
 
         if let path = store.diskPath(of: file) {
             let pool = store.pool
-            let opened: (size: Int, whole: ByteBuffer?)
+            let opened: (size: Int, whole: ByteBuffer?, open: OpenFile?)
             do {
-                opened = try await pool.runIfActive { try Self.statAndReadSmall(path: path, wantBytes: !head) }
+                opened = try await pool.runIfActive { try Self.openForDownload(path: path, wantBytes: !head) }
+            } catch let error as APIError {
+                // Deleted, through this process or another (whose DELETE removes the bytes): the
+                // cached document goes too, so the next request asks the database again.
+                if case .fileNotFound = error { store.forget(file.id) }
+                throw error
             } catch {
-                throw (error as? APIError) ?? .internalError("the server is shutting down")
+                throw .internalError("the server is shutting down")
             }
             let size = opened.size
             // Not the document's length (a truncated copy, bytes replaced by hand): damaged, never
             // served as if whole. The backend's own documents have no length and are not checked.
             if let damage = file.damage(storedSize: size) { throw .store(damage) }
-            let range = try Self.range(request, etag: etag, size: size, headers: &headers)
-            let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
-            let span = range ?? (size > 0 ? 0...(size - 1) : nil)
-            headers[.contentLength] = String(span?.count ?? 0)
-            if head || span == nil {
-                return Response(status: status, headers: headers, body: ResponseBody())
-            }
-            if let whole = opened.whole, let slice = whole.getSlice(at: span!.lowerBound, length: span!.count) {
+            let (status, span) = try Self.plan(request, etag: etag, size: size, headers: &headers)
+            guard !head, let span else { return Response(status: status, headers: headers, body: ResponseBody()) }
+            if let whole = opened.whole, let slice = whole.getSlice(at: span.lowerBound, length: span.count) {
                 return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: slice))
             }
-            return Response(status: status, headers: headers, body: Self.fileBody(path: path, span: span!, pool: pool, channel: channel))
+            guard let open = opened.open else { throw .internalError("the file changed while it was opened") }
+            return Response(status: status, headers: headers, body: Self.fileBody(open, span: span, pool: pool, channel: channel))
         }
-        guard let bytes = try await store.bytes(of: file) else { throw .fileNotFound }
-        let range = try Self.range(request, etag: etag, size: bytes.count, headers: &headers)
-        let slice = range.map { Array(bytes[$0]) } ?? bytes
-        headers[.contentLength] = String(slice.count)
-        let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
-        return Response(status: status, headers: headers, body: head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: slice)))
+        if store.storesInGridFS {
+            guard let layout = try await store.gridFSLayout(of: file) else {
+                store.forget(file.id)
+                throw .fileNotFound
+            }
+            let (status, span) = try Self.plan(request, etag: etag, size: layout.length, headers: &headers)
+            guard !head, let span else { return Response(status: status, headers: headers, body: ResponseBody()) }
+            let bytes = span.lowerBound..<(span.upperBound + 1)
+            // The first chunks are read before the head is sent, so chunks that are missing
+            // (damaged, or the file deleted meanwhile) are answered with a status, not a cut body.
+            let first = try await store.gridFSRead(file, layout: layout, range: bytes, maxChunks: Self.gridFSChunksPerRead)
+            return Response(status: status, headers: headers,
+                            body: Self.gridFSBody(store: store, file: file, layout: layout, range: bytes, first: first, channel: channel))
+        }
+        guard let bytes = try await store.bytes(of: file) else {
+            store.forget(file.id)
+            throw .fileNotFound
+        }
+        let (status, span) = try Self.plan(request, etag: etag, size: bytes.count, headers: &headers)
+        guard !head, let span else { return Response(status: status, headers: headers, body: ResponseBody()) }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes[span])))
+    }
+
+    /// Status and Content-Length for a representation of `size` bytes, and the bytes to send
+    /// (nil: none, an empty file); throws 416.
+    static func plan(_ request: Request, etag: String?, size: Int,
+                     headers: inout HTTPFields) throws(APIError) -> (status: HTTPResponse.Status, span: ClosedRange<Int>?) {
+        let range = try range(request, etag: etag, size: size, headers: &headers)
+        let span = range ?? (size > 0 ? 0...(size - 1) : nil)
+        headers[.contentLength] = String(span?.count ?? 0)
+        return (range == nil ? .ok : .partialContent, span)
     }
 
     /// The byte range to send (nil: all of it), honouring If-Range; throws 416.
@@ -235,14 +276,18 @@ struct FileRoutes: Sendable {
     /// of a small download's cost.
     static let smallFileBytes = 256 * 1024
 
-    static func statAndReadSmall(path: String, wantBytes: Bool) throws -> (size: Int, whole: ByteBuffer?) {
+    /// Opens a download's file: its size, its bytes when it is small, else the open file. A large
+    /// file is read from this descriptor to its end, so a DELETE (which unlinks it) while it is
+    /// sent does not cut it off.
+    static func openForDownload(path: String, wantBytes: Bool) throws -> (size: Int, whole: ByteBuffer?, open: OpenFile?) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw APIError.fileNotFound }
-        defer { close(fd) }
+        let file = OpenFile(fd)
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw APIError.fileNotFound }
         let size = Int(st.st_size)
-        guard wantBytes, size <= smallFileBytes else { return (size, nil) }
+        guard wantBytes else { return (size, nil, nil) }
+        guard size <= smallFileBytes else { return (size, nil, file) }
         var buffer = ByteBufferAllocator().buffer(capacity: max(size, 1))
         let got = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: max(size, 1)) { raw in
             var got = 0
@@ -254,39 +299,43 @@ struct FileRoutes: Sendable {
             }
             return got
         }
-        return got == size ? (size, buffer) : (size, nil)
+        return got == size ? (size, buffer, nil) : (size, nil, file)
     }
 
-    /// Streams `span` of the file in 256 kB reads on the thread pool: one buffer per read, handed
-    /// to NIO, so memory per download stays at a few buffers whatever the file size.
+    /// Waits until everything a download has written so far has reached its channel; see
+    /// `fileBody` for why that, with awaiting each write, is the download's backpressure.
+    static func caughtUp(_ channel: (any Channel)?) async throws {
+        guard let channel else { return }
+        try await channel.eventLoop.submit {}.get()
+    }
+
+    /// Streams `span` of the open file in 256 kB reads on the thread pool: one buffer per read,
+    /// handed to NIO, so memory per download stays at a few buffers whatever the file size.
     ///
-    /// Pacing: the response writer suspends only when the channel reports itself unwritable, and
-    /// the channel learns of the data only when its event loop gets to it. Reads on the pool
-    /// outrun two busy event loops, so without pacing each connection queued its whole file in
-    /// memory (~5 MB a client, 330 MB for 64). Before each read the loop therefore runs one empty
-    /// task on the connection's event loop (everything written before it has then reached the
-    /// channel) and waits while the channel is over its write watermark.
-    static func fileBody(path: String, span: ClosedRange<Int>, pool: NIOThreadPool, channel: (any Channel)?) -> ResponseBody {
+    /// Backpressure: awaiting `writer.write` is the wait for a slow or stalled client.
+    /// Hummingbird's writer is NIO's `NIOAsyncChannelOutboundWriter`: its `NIOAsyncWriter`
+    /// suspends a write while the channel is over its high write watermark (`NIOAsyncChannelHandler`
+    /// passes every `channelWritabilityChanged` on to it) and resumes it once the socket has
+    /// drained below the low one. Nothing polls, so a client that stops reading costs no CPU; the
+    /// suspended write throws when the connection closes, and on task cancellation (the end of
+    /// the shutdown grace), so SIGTERM still ends. What the writer does not cover is a write the
+    /// event loop has not taken yet: until it has, the channel still counts itself writable, and
+    /// reads on the pool outrun two busy event loops (without a check, each of 64 clients queued
+    /// its whole file: 240–330 MB). So before each read one empty task runs on the channel's
+    /// event loop (`caughtUp`): the writes before it have then reached the channel and set its
+    /// writability, and the write after the read suspends if the socket is behind. At most two
+    /// reads per download are in memory: the one the socket drains and the one waiting.
+    static func fileBody(_ file: OpenFile, span: ClosedRange<Int>, pool: NIOThreadPool, channel: (any Channel)?) -> ResponseBody {
         ResponseBody(contentLength: span.count) { writer in
-            let fd = try await pool.runIfActive { open(path, O_RDONLY | O_CLOEXEC) }
-            guard fd >= 0 else { throw APIError.fileNotFound }
-            defer { close(fd) }
             var offset = span.lowerBound
             let end = span.upperBound + 1
             let allocator = ByteBufferAllocator()
             while offset < end {
-                if let channel, offset > span.lowerBound {
-                    try await channel.eventLoop.submit {}.get()
-                    var waited = 0
-                    while !channel.isWritable && channel.isActive {
-                        // Short sleeps first: a loopback client drains 256 kB in well under 1 ms.
-                        try await Task.sleep(nanoseconds: waited < 20 ? 100_000 : 1_000_000)
-                        waited += 1
-                    }
-                }
+                if offset > span.lowerBound { try await caughtUp(channel) }
                 let want = min(256 * 1024, end - offset)
                 let at = offset
                 let buffer = try await pool.runIfActive { () throws -> ByteBuffer in
+                    let fd = file.descriptor
                     var buffer = allocator.buffer(capacity: want)
                     let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
                         var got = 0
@@ -305,6 +354,54 @@ struct FileRoutes: Sendable {
                 offset += want
             }
             try await writer.finish(nil)
+        }
+    }
+
+    /// GridFS chunks per database read: one (255 kB by default), about the disk case's 256 kB
+    /// read. Each chunk is held three times on its way (the driver's reply, its decoded document,
+    /// the buffer handed to NIO), so larger reads cost memory for every download at once.
+    static let gridFSChunksPerRead = 1
+
+    /// Streams `range` of a GridFS file as its chunks are read (`first`: those read already), with
+    /// the same backpressure as `fileBody`. Each read is one query on a pooled client that is given
+    /// back at once: a stalled download holds no database connection, only the chunks it read.
+    static func gridFSBody(store: StoreGateway, file: StoredFile, layout: GridFSStore.ChunkLayout, range: Range<Int>,
+                           first: [[UInt8]], channel: (any Channel)?) -> ResponseBody {
+        ResponseBody(contentLength: range.count) { writer in
+            var pieces = first
+            var offset = range.lowerBound
+            while true {
+                while !pieces.isEmpty {
+                    // Removed before the write waits: the chunk is then held once, as NIO's buffer.
+                    let buffer = ByteBuffer(bytes: pieces.removeFirst())
+                    offset += buffer.readableBytes
+                    try await writer.write(buffer)
+                }
+                guard offset < range.upperBound else { break }
+                try await caughtUp(channel)
+                pieces = try await store.gridFSRead(file, layout: layout, range: offset..<range.upperBound, maxChunks: gridFSChunksPerRead)
+            }
+            try await writer.finish(nil)
+        }
+    }
+}
+
+/// A file descriptor closed when the last reference to it goes: whether the download's body is
+/// written to the end, fails, or is never started (a connection closed before it), the file is
+/// closed exactly once.
+final class OpenFile: Sendable {
+    let descriptor: Int32
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
+    deinit { close(descriptor) }
+}
+
+extension ImageError {
+    /// The bytes themselves are not a decodable image (as opposed to an image this server will
+    /// not thumbnail, or a failure of the server's own).
+    var isUndecodable: Bool {
+        switch self {
+        case .empty, .unrecognizedFormat, .decodeFailed, .corruptData: return true
+        case .tooLarge, .outOfMemory, .encodeFailed, .invalidSpec: return false
         }
     }
 }

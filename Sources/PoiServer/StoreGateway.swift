@@ -19,8 +19,10 @@ final class StoreGateway: Sendable {
     let queryTimeoutMS: Int
     let stagingFallback: String
     /// `files` documents never change after insert, so `GET /files/:id` skips the database for
-    /// ids it has seen. `PUT`/`DELETE /files/:id` through this process evict; through another
-    /// process they are seen here once the entry ages out (10,000 entries, oldest first).
+    /// ids it has seen (the benchmark's thumbnail downloads depend on it). `PUT`/`DELETE
+    /// /files/:id` through this process evict. A `DELETE` through another process removes the
+    /// bytes after the document, so a download here finds them gone, answers 404 and evicts
+    /// (`forget`); a `PUT` there is seen once the entry ages out (10,000 entries, oldest first).
     private let fileCache = FileDocumentCache(capacity: 10_000)
 
     init(database: MongoDatabase, files: any FileStore, pool: NIOThreadPool, queryTimeoutMS: Int, stagingFallback: String) {
@@ -81,9 +83,14 @@ final class StoreGateway: Sendable {
         }
     }
 
+    /// A `files` document goes with its bytes and thumbnails (`FileStore.deleteWithThumbnails`).
     func delete(collection: String, id: ObjectId) async throws(APIError) -> Bool {
+        if collection == StoreLayout.files {
+            fileCache.remove(id)
+            let store = files
+            return try await run { () throws(StoreError) in try store.deleteWithThumbnails(id) }
+        }
         let db = database
-        if collection == StoreLayout.files { fileCache.remove(id) }
         return try await run { () throws(StoreError) in try db.collection(collection).deleteOne(["_id": .objectId(id)]) }
     }
 
@@ -102,6 +109,9 @@ final class StoreGateway: Sendable {
         return found
     }
 
+    /// Drops a cached `files` document whose bytes were found gone.
+    func forget(_ id: ObjectId) { fileCache.remove(id) }
+
     /// The newest thumbnail recorded for `original`.
     func thumbnail(of original: ObjectId) async throws(APIError) -> StoredFile? {
         let store = files
@@ -113,7 +123,23 @@ final class StoreGateway: Sendable {
         (files as? DiskUploads).map { $0.directory + "/" + file.fileName }
     }
 
-    /// A GridFS file's bytes (GridFS has no file to read ranges from); nil when they are gone.
+    var storesInGridFS: Bool { files is GridFSStore }
+
+    /// The length and chunk size of a GridFS-stored file; nil when its bytes are gone.
+    func gridFSLayout(of file: StoredFile) async throws(APIError) -> GridFSStore.ChunkLayout? {
+        guard let grid = files as? GridFSStore else { return nil }
+        return try await run { () throws(StoreError) in try grid.chunkLayout(of: file) }
+    }
+
+    /// Bytes of a GridFS-stored file from `range.lowerBound`, at most `maxChunks` chunks' worth.
+    func gridFSRead(_ file: StoredFile, layout: GridFSStore.ChunkLayout, range: Range<Int>,
+                    maxChunks: Int) async throws(APIError) -> [[UInt8]] {
+        guard let grid = files as? GridFSStore else { throw .internalError("the files are not stored in GridFS") }
+        return try await run { () throws(StoreError) in try grid.read(file, layout: layout, range: range, maxChunks: maxChunks) }
+    }
+
+    /// The bytes of a file in a store that is neither a folder nor GridFS, read whole; nil when
+    /// they are gone.
     /// Damaged bytes (another length than the document's, chunks missing) are an error, as
     /// everywhere in PoiStore: they are never served as if whole.
     func bytes(of file: StoredFile) async throws(APIError) -> [UInt8]? {

@@ -49,5 +49,33 @@ struct OptionsTests {
         #expect(try s.get("/files/\(id)/thumbnail").status == 200)
         #expect(s.uploadedNames == [])
         #expect(try s.count("fs.files") == 2)
+        #expect(try s.request("DELETE", "/files/\(id)").status == 200)
+        #expect(try s.get("/files/\(id)").status == 404)
+        #expect(try s.count("fs.files") == 0)
+        #expect(try s.count("fs.chunks") == 0)
+    }
+
+    /// Ranges of a file of many GridFS chunks: the bytes from the chunk holding the first byte to
+    /// the one holding the last, cut to the range.
+    @Test func gridFSRangesAcrossChunks() throws {
+        let s = try ServeHarness("gridfsrange", extraArguments: ["--gridfs"])
+        if case .unsupported(let reason) = s.database.connection.probeGridFS(database: s.databaseName) {
+            try Test.cancel("the server lacks GridFS: \(reason)")
+        }
+        var big = try ServeHarness.sample("rocket.jpg")
+        big += (0..<(3 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+        let up = try s.request("POST", "/files", headers: ["Content-Type": "image/jpeg"], body: big)
+        let id = try #require((up.json as? [String: Any])?["_id"] as? String)
+        #expect(try s.get("/files/\(id)").body == big)
+        for (header, slice) in [("bytes=261000-1000000", 261_000...1_000_000), ("bytes=0-0", 0...0),
+                                ("bytes=522240-522240", 522_240...522_240), ("bytes=-300000", (big.count - 300_000)...(big.count - 1))] {
+            let part = try s.get("/files/\(id)", headers: ["Range": header])
+            #expect(part.status == 206, "\(header)")
+            #expect(part.header("content-range") == "bytes \(slice.lowerBound)-\(slice.upperBound)/\(big.count)", "\(header)")
+            let same = part.body == Array(big[slice])
+            #expect(same, "\(header): \(part.body.count) bytes")
+        }
+        let head = try s.request("HEAD", "/files/\(id)")
+        #expect(head.header("content-length") == String(big.count))
     }
 }

@@ -330,6 +330,25 @@ extension FileStore {
         return true
     }
 
+    /// Deletes file `id` and the thumbnails made of it, what `poi serve`'s `DELETE /files/:id`
+    /// does: the documents first (nothing then points at missing bytes), then the bytes, so
+    /// nothing is left for `poi gc` and any process that still has the document cached finds the
+    /// bytes gone. A thumbnail belongs to its one original (`add` never shares one), so it goes
+    /// with it. Returns false when there was no document (or another caller deleted it first,
+    /// and removes the bytes). A document without the fields that name its bytes is deleted
+    /// alone.
+    @discardableResult
+    public func deleteWithThumbnails(_ id: ObjectId) throws(StoreError) -> Bool {
+        let filter: BSONDocument = ["_id": .objectId(id)]
+        guard let document = try filesCollection.findOne(filter) else { return false }
+        let thumbnails = try thumbnails(of: id)
+        guard try filesCollection.deleteOne(filter) else { return false }
+        for thumbnail in thumbnails { try filesCollection.deleteOne(["_id": .objectId(thumbnail.id)]) }
+        if let original = StoredFile(document: document) { _ = try removeBytes(id: id, ext: original.ext) }
+        for thumbnail in thumbnails { _ = try removeBytes(id: thumbnail.id, ext: thumbnail.ext) }
+        return true
+    }
+
     /// Streams the `files` documents with `role` (all when nil), oldest first by `_id`: what
     /// thumbnail regeneration walks.
     public func files(role: FileRole? = nil, batchSize: Int = 500) throws(StoreError) -> FileCursor {
