@@ -17,6 +17,10 @@ enum APIError: Error, Sendable {
     case fileNotFound
     case notFound(String)
     case payloadTooLarge(limit: Int)
+    /// An image with more pixels than the server decodes: its bytes cannot be checked.
+    case imageTooLarge(String)
+    /// The server cannot do this now (out of memory, shutting down); the client may retry.
+    case unavailable(String)
     case unsupportedMediaType(String)
     case rangeNotSatisfiable(length: Int)
     case store(StoreError)
@@ -27,7 +31,8 @@ enum APIError: Error, Sendable {
         case .invalidId, .badQuery, .forbiddenOperator, .badRequest, .badCollection: return .badRequest
         case .unauthorized: return .unauthorized
         case .fileNotFound, .notFound: return .notFound
-        case .payloadTooLarge: return .contentTooLarge
+        case .payloadTooLarge, .imageTooLarge: return .contentTooLarge
+        case .unavailable: return .serviceUnavailable
         case .unsupportedMediaType: return .unsupportedMediaType
         case .rangeNotSatisfiable: return .rangeNotSatisfiable
         case .store(let error):
@@ -75,6 +80,7 @@ enum APIError: Error, Sendable {
         case .notFound(let m): return m
         case .payloadTooLarge(let limit): return "the body is larger than the \(limit)-byte limit"
         case .unsupportedMediaType(let m): return m
+        case .imageTooLarge(let m), .unavailable(let m): return m
         case .rangeNotSatisfiable: return "range not satisfiable"
         case .store(let error):
             switch error {

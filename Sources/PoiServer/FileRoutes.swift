@@ -115,9 +115,25 @@ struct FileRoutes: Sendable {
                 // same bytes, and a place pointing at them would show a broken image.
                 await discardStaged(path)
                 throw .unsupportedMediaType("the upload is not a readable image (\(error))")
+            } catch let error as ImageError {
+                switch error {
+                case .tooLarge:
+                    // Its pixels are never decoded, so its bytes are never checked: a header
+                    // declaring 20000×20000 followed by HTML would be stored and served (trial
+                    // of issue 14). Refused like an upload over the byte limit.
+                    await discardStaged(path)
+                    throw .imageTooLarge("the upload is not accepted: \(error)")
+                case .outOfMemory:
+                    await discardStaged(path)
+                    throw .unavailable("the server has no memory to check this image now; try again later")
+                case .empty, .unrecognizedFormat, .decodeFailed, .corruptData, .encodeFailed, .invalidSpec:
+                    // The image decoded; only the thumbnail could not be made (a fault of the
+                    // server's recipe or encoder): the upload is kept, without a thumbnail.
+                    break
+                }
             } catch {
-                // Not shown to be the image's fault (more pixels than the thumbnailer takes, memory,
-                // shutdown): the upload is kept, without a thumbnail.
+                await discardStaged(path)
+                throw .unavailable("the server is shutting down")
             }
         }
         var info = FileInfo(contentType: staged.type.contentType, role: .original,

@@ -46,7 +46,8 @@ public struct PoiServer: Sendable {
     private func serve(databasePool: NIOThreadPool, imagingPool: NIOThreadPool,
                        onListening: @escaping @Sendable (Int) async -> Void) async throws(ServeError) {
         let gateway = StoreGateway(database: database, files: files, pool: databasePool,
-                                   queryTimeoutMS: configuration.queryTimeoutMS, stagingFallback: configuration.stagingDirectory)
+                                   queryTimeoutMS: configuration.queryTimeoutMS, stagingFallback: configuration.stagingDirectory,
+                                   filesCacheSeconds: configuration.filesCacheSeconds)
         do {
             try await gateway.ping()
         } catch {

@@ -27,6 +27,10 @@ public struct ServerConfiguration: Sendable {
     public var databaseThreads = 16
     /// Where uploads bound for GridFS are staged while they stream in.
     public var stagingDirectory = "/tmp"
+    /// How long a cached `files` document is trusted: a document deleted by another kind of
+    /// client (the tutorial's server, a shell), which leaves the bytes, is no longer served once
+    /// its entry is this old. One lookup per id per period keeps the cache's speed-up.
+    public var filesCacheSeconds = 30.0
     /// How long SIGTERM waits for in-flight requests before giving up on them.
     public var shutdownGraceSeconds = 30
 

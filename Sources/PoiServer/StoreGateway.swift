@@ -22,10 +22,13 @@ final class StoreGateway: Sendable {
     /// ids it has seen (the benchmark's thumbnail downloads depend on it). `PUT`/`DELETE
     /// /files/:id` through this process evict. A `DELETE` through another process removes the
     /// bytes after the document, so a download here finds them gone, answers 404 and evicts
-    /// (`forget`); a `PUT` there is seen once the entry ages out (10,000 entries, oldest first).
-    private let fileCache = FileDocumentCache(capacity: 10_000)
+    /// (`forget`). Anything else — a `PUT` there, a document deleted by the tutorial's server or
+    /// a shell, which leave the bytes — is seen once the entry is `filesCacheSeconds` old.
+    private let fileCache: FileDocumentCache
 
-    init(database: MongoDatabase, files: any FileStore, pool: NIOThreadPool, queryTimeoutMS: Int, stagingFallback: String) {
+    init(database: MongoDatabase, files: any FileStore, pool: NIOThreadPool, queryTimeoutMS: Int, stagingFallback: String,
+         filesCacheSeconds: Double = 30) {
+        fileCache = FileDocumentCache(capacity: 10_000, maxAgeSeconds: filesCacheSeconds)
         self.database = database
         self.files = files
         self.pool = pool
@@ -198,23 +201,37 @@ final class StoreGateway: Sendable {
     }
 }
 
-/// A bounded map of `files` documents by id (evicts the oldest insert when full).
+/// A bounded map of `files` documents by id (evicts the oldest insert when full); an entry older
+/// than `maxAge` is dropped when asked for.
 final class FileDocumentCache: Sendable {
     private struct State {
-        var entries: [ObjectId: StoredFile] = [:]
+        var entries: [ObjectId: (file: StoredFile, added: ContinuousClock.Instant)] = [:]
         var order: [ObjectId] = []
         var head = 0
     }
     private let state = Mutex(State())
     let capacity: Int
 
-    init(capacity: Int) { self.capacity = capacity }
+    let maxAge: Duration
 
-    func get(_ id: ObjectId) -> StoredFile? { state.withLock { $0.entries[id] } }
+    init(capacity: Int, maxAgeSeconds: Double) {
+        self.capacity = capacity
+        maxAge = .milliseconds(Int64(maxAgeSeconds * 1000))
+    }
+
+    func get(_ id: ObjectId) -> StoredFile? {
+        let now = ContinuousClock.now
+        return state.withLock { s in
+            guard let entry = s.entries[id] else { return nil }
+            guard now - entry.added <= maxAge else { s.entries[id] = nil; return nil }
+            return entry.file
+        }
+    }
 
     func put(_ file: StoredFile) {
+        let now = ContinuousClock.now
         state.withLock { s in
-            guard s.entries.updateValue(file, forKey: file.id) == nil else { return }
+            guard s.entries.updateValue((file, now), forKey: file.id) == nil else { return }
             s.order.append(file.id)
             if s.entries.count > capacity {
                 while s.head < s.order.count {

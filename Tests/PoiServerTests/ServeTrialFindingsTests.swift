@@ -363,6 +363,40 @@ struct ServeTrialFindingsTests {
         #expect(s.uploadedNames == [], "left in uploads/ (stored or staged): \(s.uploadedNames)")
     }
 
+    /// Second trial of issue 14: a `files` document deleted by another kind of client (the
+    /// tutorial's server deletes the document and leaves the bytes; so does a shell) was served
+    /// from the cache for as long as the process ran. An entry is trusted for
+    /// `--files-cache-seconds` only.
+    @Test func aFilesDocumentDeletedElsewhereStopsBeingServed() throws {
+        let s = try ServeHarness("t14ttl", extraArguments: ["--files-cache-seconds", "1"])
+        let up = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: try ServeHarness.sample("brick.png"))
+        let hex = try #require((up.json as? [String: Any])?["_id"] as? String)
+        let id = try #require(ObjectId(hex: hex))
+        #expect(try s.get("/files/\(hex)").status == 200)
+        #expect(try s.database.files.deleteOne(["_id": .objectId(id)]))
+        usleep(1_500_000)
+        #expect(try s.get("/files/\(hex)").status == 404)
+    }
+
+    /// Second trial of issue 14: a header declaring more pixels than the server decodes
+    /// (20000×20000) skipped the decode, so HTML after a real JPEG header was stored with 201 and
+    /// served back. Bytes that cannot be checked are refused (413), and nothing is kept.
+    @Test func anImageTooLargeToCheckIsRefused() throws {
+        let s = try ServeHarness("t14pixels")
+        var jpeg = try ServeHarness.sample("coffee.jpg")
+        let sof = try #require((0..<(jpeg.count - 9)).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC0 })
+        for offset in [5, 7] { jpeg[sof + offset] = 0x4E; jpeg[sof + offset + 1] = 0x20 }  // 20000 high and wide
+        let sos = try #require((0..<(jpeg.count - 4)).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xDA })
+        let headerEnd = sos + 2 + Int(jpeg[sos + 2]) << 8 + Int(jpeg[sos + 3])
+        let body = Array(jpeg[..<headerEnd]) + Array("<html><script>alert(1)</script></html>".utf8) + [0xFF, 0xD9]
+        let r = try s.request("POST", "/files", headers: ["Content-Type": "image/jpeg"], body: body)
+        #expect(r.status == 413, "\(r.status) \(r.text)")
+        let reason = (r.json as? [String: Any])?["error"] as? String ?? ""
+        #expect(reason.hasPrefix("the upload is not accepted: "), "\(r.text)")
+        #expect(try s.count("files") == 0)
+        #expect(s.uploadedNames == [], "left in uploads/ (stored or staged): \(s.uploadedNames)")
+    }
+
     /// Round trip: import → the app edits a place (PUT replaces the document, as the reference
     /// does) → the same import again. The PUT dropped `importKey`, so the import inserts the
     /// place a second time.

@@ -56,10 +56,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Write the access log as JSON lines.")
     var jsonLog = false
 
+    @Option(help: ArgumentHelp("How long a files document read once is served without asking the database again "
+                               + "(a file deleted by another kind of client stops being served after this).", valueName: "seconds"))
+    var filesCacheSeconds: Double = 30
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
         guard maxUpload > 0 else { throw ValidationError("--max-upload must be more than 0 bytes") }
         guard maxResults > 0 else { throw ValidationError("--max-results must be at least 1") }
+        guard filesCacheSeconds >= 0, filesCacheSeconds <= 86_400 else {
+            throw ValidationError("--files-cache-seconds must be 0...86400, got \(filesCacheSeconds)")
+        }
         guard queryTimeout > 0, queryTimeout <= 3600 else {
             throw ValidationError("--query-timeout must be more than 0 and at most 3600 seconds, got \(queryTimeout)")
         }
@@ -93,6 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.writeToken = writeToken ?? (envToken?.isEmpty == false ? envToken : nil)
         config.corsOrigin = cors
         config.jsonLog = jsonLog
+        config.filesCacheSeconds = filesCacheSeconds
         config.stagingDirectory = NSTemporaryDirectory()
 
         let server = PoiServer(configuration: config, database: db, files: files)
