@@ -88,6 +88,21 @@ static void fill_info(j_decompress_ptr d, cc_info *info) {
     info->progressive = d->progressive_mode ? 1 : 0;
     info->jpeg_color_space = (int)d->jpeg_color_space;
     info->adobe_marker = d->saw_Adobe_marker ? 1 : 0;
+    /* The whole-image coefficient arrays jdcoefct.c requests for a progressive file: per
+     * component, its blocks rounded up to its sampling factors, 64 JCOEFs each. jpeg_read_header
+     * has set the block counts (libjpeg's initial_setup runs at the first SOS). */
+    info->jpeg_coefficient_bytes = 0;
+    if (d->progressive_mode) {
+        for (int ci = 0; ci < d->num_components; ci++) {
+            const jpeg_component_info *comp = &d->comp_info[ci];
+            uint64_t w = comp->width_in_blocks, h = comp->height_in_blocks;
+            uint64_t hs = comp->h_samp_factor > 0 ? (uint64_t)comp->h_samp_factor : 1;
+            uint64_t vs = comp->v_samp_factor > 0 ? (uint64_t)comp->v_samp_factor : 1;
+            w = (w + hs - 1) / hs * hs;
+            h = (h + vs - 1) / vs * vs;
+            info->jpeg_coefficient_bytes += w * h * DCTSIZE2 * sizeof(JCOEF);
+        }
+    }
 }
 
 /* EXIF orientation straight from the bytes: walk the marker segments between SOI and the first
