@@ -98,6 +98,10 @@ public struct DecodeOptions: Sendable, Hashable {
     /// else is done with them: thumbnails are sRGB, without a profile, as browsers assume.
     public var colorManaged: Bool
 
+    /// Progressive JPEGs decoded at 1/8: read every scan instead of stopping once the DC
+    /// coefficients are complete (the 1/8 image is the same; tests compare the two).
+    var everyScan = false
+
     public init(maxPixels: Int = DecodeOptions.defaultMaxPixels, lenient: Bool = false, colorManaged: Bool = true) {
         self.maxPixels = maxPixels
         self.lenient = lenient

@@ -79,6 +79,8 @@ typedef struct {
     int scale_denom;      /* JPEG: decode at 1/scale_denom (1,2,4,8) using DCT scaling */
     int shrink;           /* PNG: integer box shrink applied while rows stream in (1 = none) */
     int color_manage;     /* convert pixels tagged with an ICC profile to sRGB (Little CMS 2) */
+    int every_scan;       /* JPEG progressive at 1/8: decode every scan (0, the default: only
+                           * as far as the 1/8 image needs; same pixels) */
 } cc_decode_options;
 
 /* Format from the first bytes (magic), never from a name. */
