@@ -48,10 +48,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     cc_info info;
     cc_probe(buf, len, 0, &info);
-    for (int variant = 0; variant < 2; variant++) {
+    for (int variant = 0; variant < 3; variant++) {
         /* The second variant also converts tagged pixels to sRGB: hostile ICC profiles (JPEG
-         * APP2 chunks, PNG iCCP) reach Little CMS through the same path as in production. */
-        cc_decode_options opt = {1u << 22, variant, variant ? 4 : 1, variant ? 3 : 1, variant};
+         * APP2 chunks, PNG iCCP) reach Little CMS through the same path as in production. The
+         * third decodes at 1/8, where progressive JPEGs take the DC-only path (buffered-image
+         * mode, stopping after the DC scans), strict so its truncation check runs too. */
+        static const int scale[3] = {1, 4, 8}, shrink[3] = {1, 3, 8}, lenient[3] = {0, 1, 0};
+        cc_decode_options opt = {1u << 22, lenient[variant], scale[variant], shrink[variant], variant > 0, 0};
         cc_image img;
         if (cc_decode(buf, len, &opt, &info, &img).status == CC_OK) {
             pipeline(&img, info.orientation);

@@ -10,8 +10,10 @@ cd "$(dirname "$0")/.."
 # fixtures Pillow cannot with /usr/bin/convert-im6.q16; without it every imaging test fails.
 # nodejs node-express node-mongodb: the reference server (../shared/reference/tmt-server) that
 # PoiServerTests' compatibility test runs `poi serve` against (skipped, with the reason, without).
+# libjpeg-turbo-progs: cjpeg writes the progressive scripts ProgressiveDCTests need, djpeg is
+# make bench-images' floor (libjpeg-turbo alone at 1/8).
 DEBS=(libpng-dev libjpeg-dev liblcms2-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin imagemagick-6.q16
-      nodejs node-express node-mongodb icc-profiles-free)
+      nodejs node-express node-mongodb icc-profiles-free libjpeg-turbo-progs)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -88,6 +88,21 @@ static void fill_info(j_decompress_ptr d, cc_info *info) {
     info->progressive = d->progressive_mode ? 1 : 0;
     info->jpeg_color_space = (int)d->jpeg_color_space;
     info->adobe_marker = d->saw_Adobe_marker ? 1 : 0;
+    /* The whole-image coefficient arrays jdcoefct.c requests for a progressive file: per
+     * component, its blocks rounded up to its sampling factors, 64 JCOEFs each. jpeg_read_header
+     * has set the block counts (libjpeg's initial_setup runs at the first SOS). */
+    info->jpeg_coefficient_bytes = 0;
+    if (d->progressive_mode) {
+        for (int ci = 0; ci < d->num_components; ci++) {
+            const jpeg_component_info *comp = &d->comp_info[ci];
+            uint64_t w = comp->width_in_blocks, h = comp->height_in_blocks;
+            uint64_t hs = comp->h_samp_factor > 0 ? (uint64_t)comp->h_samp_factor : 1;
+            uint64_t vs = comp->v_samp_factor > 0 ? (uint64_t)comp->v_samp_factor : 1;
+            w = (w + hs - 1) / hs * hs;
+            h = (h + vs - 1) / vs * vs;
+            info->jpeg_coefficient_bytes += w * h * DCTSIZE2 * sizeof(JCOEF);
+        }
+    }
 }
 
 /* EXIF orientation straight from the bytes: walk the marker segments between SOI and the first
@@ -124,6 +139,87 @@ static void cmyk_row_to_rgb(const uint8_t *src, uint8_t *dst, uint32_t width, in
         dst[1] = (uint8_t)((m * k + 127) / 255);
         dst[2] = (uint8_t)((y * k + 127) / 255);
     }
+}
+
+/* Whether every coefficient the scaled IDCT will read is at full precision. libjpeg sets
+ * coef_bits[c][k] (k in zigzag order) to a scan's Al when the scan starts, so once a scan has
+ * completed, 0 means nothing is left to refine (-1: not sent yet). At 1/8 a component whose
+ * IDCT is 1x1 (luma; every component of 4:4:4 and gray) reads only its DC. libjpeg-turbo gives
+ * 4:2:0 chroma a 2x2 IDCT instead, to spare the upsampling, and that one reads AC coefficients
+ * from every band (rows and columns 0, 1, 3, 5, 7), so chroma is waited for whole: stopping at
+ * its DC would shift colours by up to several levels (PSNR 41-46 dB on the test photos). */
+static int coefficients_complete(j_decompress_ptr d) {
+    for (int ci = 0; ci < d->num_components; ci++) {
+        const jpeg_component_info *comp = &d->comp_info[ci];
+#if JPEG_LIB_VERSION >= 70
+        int one = comp->DCT_h_scaled_size == 1 && comp->DCT_v_scaled_size == 1;
+#else
+        int one = comp->DCT_scaled_size == 1;
+#endif
+        int needed = one ? 1 : DCTSIZE2;
+#ifdef CC_EXPERIMENT_DC_ONLY
+        needed = 1;
+#endif
+        for (int k = 0; k < needed; k++)
+            if (d->coef_bits[ci][k] != 0) return 0;
+    }
+    return 1;
+}
+
+/* Whether the rest of the file still holds an EOI marker. The scans after the needed ones are
+ * never read, so this is how a file cut short in them is still reported as truncated (libjpeg's own
+ * "Premature end of JPEG file"). Entropy-coded data cannot contain FF D9 (a data FF is stuffed
+ * as FF 00); a marker segment between scans could, which at worst misses a truncation. */
+static int eoi_follows(j_decompress_ptr d) {
+    const uint8_t *p = d->src->next_input_byte;
+    size_t left = d->src->bytes_in_buffer;
+    while (left >= 2) {
+        const uint8_t *ff = memchr(p, 0xFF, left - 1);
+        if (!ff) return 0;
+        if (ff[1] == 0xD9) return 1;
+        left -= (size_t)(ff + 1 - p);
+        p = ff + 1;
+    }
+    return 0;
+}
+
+/* Progressive JPEG at 1/8 scale: read only the scans the 1/8 image needs. At 1/8 libjpeg's IDCT
+ * for luma (and for every component of gray and 4:4:4 files) is 1x1 and reads only the DC
+ * coefficient; every progressive script sends a component's DC before its AC (T.81 G.1.1.1.1),
+ * so once the DC scans (a late DC refinement included) and, for 4:2:0 files, the chroma scans are
+ * complete (coefficients_complete), the output is the same as a full decode's at 1/8. In
+ * buffered-image mode we consume scans until then and output that state of the coefficients,
+ * with block smoothing off (it would estimate AC coefficients the 1x1 IDCT ignores).
+ *
+ * What is skipped: reading and Huffman-decoding every scan after that point, and
+ * jpeg_finish_decompress's read to EOI. For libjpeg's standard script (cjpeg, Pillow, jpegtran:
+ * DC Al=1, luma AC 1-5, chroma AC, luma AC 6-63, luma AC refinement, DC refinement in scan 7,
+ * chroma AC refinements in 8 and 9, the final luma AC refinement in 10) that is scan 10, the
+ * largest one; for a script that sends everything about a component before the next (or the DC
+ * refinement last) it is nothing. What is not skipped: every scan before the last needed one is
+ * entropy-decoded whole, luma AC included: libjpeg has no way to skip a scan's data
+ * (jpeg_consume_input decodes each scan into the coefficient arrays, and the Huffman decoder
+ * must run through the bits to find the scan's end). The coefficient arrays are allocated and
+ * zeroed for the whole image at jpeg_start_decompress either way, so memory is the same as a
+ * full decode's. Damage in the skipped scans goes unnoticed (the thumbnail does not depend on
+ * them); a file cut short there is still reported (eoi_follows). Measured (CPU time, -O2, a
+ * loaded 2-core machine): the 14 progressive wallpapers of make bench-images (jpegtran, libjpeg's
+ * script) take 70 % of a full 1/8 decode; the photos of ProgressiveDCTests 70-92 %, ~100 % when
+ * the DC refinement is last. Waiting for DC alone (chroma AC ignored, not the same pixels) would
+ * save nothing more on libjpeg's script (69 %: scans 8 and 9 are cheap); stopping after the first
+ * DC scan (DC short of its last bit) would be 41 %, so reading through the late DC refinement
+ * costs ~28 % of a full decode. */
+static void read_needed_scans(j_decompress_ptr d) {
+    for (;;) {
+        int r = jpeg_consume_input(d);
+        if (r == JPEG_REACHED_EOI || r == JPEG_SUSPENDED) return;
+        /* jpeg_consume_input never calls the progress monitor, so the scan limit is applied
+         * here. */
+        if (r == JPEG_REACHED_SOS) on_progress((j_common_ptr)d);
+        if (r == JPEG_SCAN_COMPLETED && coefficients_complete(d)) break;
+    }
+    /* The Huffman decoder stops at the marker after the scan and keeps it as unread_marker. */
+    if (d->unread_marker != JPEG_EOI && !eoi_follows(d)) WARNMS(d, JWRN_JPEG_EOF);
 }
 
 static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_decode_options *opt,
@@ -171,7 +267,16 @@ static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_deco
         c->row = malloc((size_t)d->output_width * 4);
         if (!c->row) { c->result = cc_fail(CC_ERR_NOMEM, "out of memory"); cc_image_free(out); return; }
     }
+    int early = d->progressive_mode && denom == 8 && !opt->every_scan;
+    if (early) {
+        d->buffered_image = TRUE;
+        d->do_block_smoothing = FALSE;
+    }
     jpeg_start_decompress(d);
+    if (early) {
+        read_needed_scans(d);
+        jpeg_start_output(d, d->input_scan_number);
+    }
     while (d->output_scanline < d->output_height) {
         uint8_t *dst = out->pixels + (size_t)d->output_scanline * out->stride;
         if (cmyk) {
@@ -187,7 +292,8 @@ static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_deco
             if (jpeg_read_scanlines(d, rows, n) == 0) break;
         }
     }
-    jpeg_finish_decompress(d);
+    /* Stopped early: jpeg_destroy_decompress (in jdec) abandons the unread scans. */
+    if (!early) jpeg_finish_decompress(d);
     /* Gray and RGB are converted after the decode, at the (DCT-scaled) output size. */
     if (c->color && !cmyk) cc_icc_image(c->color, out);
 }
@@ -206,7 +312,7 @@ static cc_result jdec(const uint8_t *data, size_t len, const cc_decode_options *
 }
 
 cc_result cc_jpeg_probe(const uint8_t *data, size_t len, uint64_t max_pixels, cc_info *info) {
-    cc_decode_options opt = {0, 0, 1, 1};
+    cc_decode_options opt = {0, 0, 1, 1, 0, 0};
     return jdec(data, len, &opt, max_pixels, 1, info, NULL);
 }
 

@@ -51,6 +51,9 @@ public struct ImageInfo: Sendable, Hashable {
     /// Why an embedded profile was not used (damaged, unreadable, for other pixels): the image
     /// was then treated as untagged. Nil when there is none or it was used.
     public var colorWarning: String?
+    /// Progressive JPEG: what libjpeg holds for its DCT coefficients until the last scan (from the
+    /// sampling factors in the header); 0 otherwise.
+    var jpegCoefficientBytes: Int
 
     /// Dimensions as displayed, after applying `orientation`.
     public var orientedWidth: Int { orientation >= 5 ? height : width }
@@ -66,6 +69,7 @@ public struct ImageInfo: Sendable, Hashable {
         hasAlpha = c.has_alpha != 0
         orientation = Int(c.orientation)
         isProgressive = c.progressive != 0
+        jpegCoefficientBytes = Int(clamping: c.jpeg_coefficient_bytes)
         var copy = c
         let description = withUnsafeBytes(of: &copy.icc_description) { Self.text($0) }
         let warning = withUnsafeBytes(of: &copy.icc_warning) { Self.text($0) }
@@ -93,6 +97,10 @@ public struct DecodeOptions: Sendable, Hashable {
     /// Convert pixels tagged with an ICC profile to sRGB (perceptual intent) before anything
     /// else is done with them: thumbnails are sRGB, without a profile, as browsers assume.
     public var colorManaged: Bool
+
+    /// Progressive JPEGs decoded at 1/8: read every scan instead of stopping once the DC
+    /// coefficients are complete (the 1/8 image is the same; tests compare the two).
+    var everyScan = false
 
     public init(maxPixels: Int = DecodeOptions.defaultMaxPixels, lenient: Bool = false, colorManaged: Bool = true) {
         self.maxPixels = maxPixels

@@ -88,8 +88,8 @@ public enum Thumbnailer {
     }
 
     /// Upper estimate of the memory `make` needs for this source and spec, from the header alone
-    /// (encoded bytes not included). Lets a scheduler run huge images one at a time: a progressive
-    /// JPEG keeps every DCT coefficient until its last scan (up to 2 bytes per sample), an Adam7
+    /// (encoded bytes not included): what an image reserves from a `ThumbnailBudget`. A progressive
+    /// JPEG keeps every DCT coefficient until its last scan (2 bytes per sample), an Adam7
     /// PNG without load-time shrink is held whole; everything else is a few rows plus the
     /// reduced image.
     public static func estimatedPeakBytes(source: ImageInfo, spec: ThumbnailSpec) -> Int {
@@ -103,7 +103,11 @@ public enum Thumbnailer {
             (decodedW, decodedH) = ((w + d - 1) / d, (h + d - 1) / d)
             channels = source.channels == 1 ? 1 : 3
             bytesPerSample = 1
-            if source.isProgressive { extra = w * h * source.channels * 2 }
+            // The coefficients as the header lays them out (3 bytes per pixel for 4:2:0, 6 for
+            // 4:4:4); a header without sampling factors counts every sample at 2 bytes.
+            if source.isProgressive {
+                extra = source.jpegCoefficientBytes > 0 ? source.jpegCoefficientBytes : w * h * source.channels * 2
+            }
         case .png:
             let s = plan.pngShrink
             (decodedW, decodedH) = ((w + s - 1) / s, (h + s - 1) / s)

@@ -64,7 +64,8 @@ import Testing
 
     @Test func usageErrorsExit2() throws {
         let out = try Self.tempDir("usage")
-        for args in [["--size", "0x10"], ["--fit", "stretch"], ["--format", "gif"], ["--quality", "0"], ["--jobs", "0"]] {
+        for args in [["--size", "0x10"], ["--fit", "stretch"], ["--format", "gif"], ["--quality", "0"], ["--jobs", "0"],
+                     ["--memory", "0"], ["--memory", "lots"]] {
             let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), "-o", out.path] + args)
             #expect(r.status == 2, "\(args): \(r.stderr)")
         }

@@ -175,7 +175,8 @@ import Testing
 /// Load-time box shrink of PNGs, streamed for plain PNGs and pass by pass for Adam7 ones.
 @Suite struct PNGShrinkOnLoadTests {
     static func shrinkDecode(_ bytes: [UInt8], shrink: Int) throws -> PixelBuffer {
-        var opts = cc_decode_options(max_pixels: 0, lenient: 0, scale_denom: 1, shrink: Int32(shrink), color_manage: 0)
+        var opts = cc_decode_options(max_pixels: 0, lenient: 0, scale_denom: 1, shrink: Int32(shrink), color_manage: 0,
+                                     every_scan: 0)
         var info = cc_info()
         var out = cc_image()
         let r = bytes.withUnsafeBytes { cc_decode($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, &opts, &info, &out) }
@@ -309,5 +310,20 @@ import Testing
         // 600x400 16-bit RGB Adam7 PNG: under 4x, no shrink, decoded whole at 2 bytes per sample.
         #expect(Thumbnailer.estimatedPeakBytes(source: Self.info(.png, 600, 400, bitDepth: 16, progressive: true), spec: spec)
             == 600 * 400 * 3 * 2 + 256 * 400 * 3 * 4 + 256 * 171 * 3 * 3)
+    }
+
+    /// A real progressive file: the coefficients libjpeg keeps follow its sampling factors.
+    @Test func progressiveCoefficientsAreCountedFromTheHeader() throws {
+        let bytes = try Fixtures.load().bytes("jpeg_progressive.jpg")  // 67x45, 4:2:0
+        let info = try ImageCodec.probe(bytes)
+        // 5x3 MCUs of 16x16 pixels, each four Y blocks + one Cb + one Cr, 64 coefficients of 2 bytes.
+        #expect(info.jpegCoefficientBytes == 5 * 3 * 6 * 64 * 2)
+        let plain = try ImageCodec.probe(try Fixtures.load().bytes("jpeg_baseline_420.jpg"))
+        #expect(plain.jpegCoefficientBytes == 0)
+        let spec = try ThumbnailSpec(width: 16, height: 16)
+        var uncounted = info
+        uncounted.jpegCoefficientBytes = 0
+        #expect(Thumbnailer.estimatedPeakBytes(source: info, spec: spec)
+            == Thumbnailer.estimatedPeakBytes(source: uncounted, spec: spec) - 67 * 45 * 3 * 2 + 5 * 3 * 6 * 64 * 2)
     }
 }

@@ -55,6 +55,9 @@ typedef struct {
     int progressive;  /* JPEG progressive / PNG Adam7 interlaced */
     int jpeg_color_space; /* J_COLOR_SPACE of the file (JPEG only), 0 otherwise */
     int adobe_marker; /* JPEG: saw an Adobe APP14 marker */
+    /* Progressive JPEG: bytes libjpeg allocates to keep every DCT coefficient until the last scan
+     * (all components, padded to whole MCUs); 0 otherwise. */
+    uint64_t jpeg_coefficient_bytes;
     /* Embedded ICC profile (JPEG APP2 ICC_PROFILE, PNG iCCP): its description, "" when none. */
     char icc_description[CC_ICC_DESCRIPTION_MAX];
     /* Why an embedded profile was not used (damaged, refused by Little CMS, wrong colour space);
@@ -76,6 +79,8 @@ typedef struct {
     int scale_denom;      /* JPEG: decode at 1/scale_denom (1,2,4,8) using DCT scaling */
     int shrink;           /* PNG: integer box shrink applied while rows stream in (1 = none) */
     int color_manage;     /* convert pixels tagged with an ICC profile to sRGB (Little CMS 2) */
+    int every_scan;       /* JPEG progressive at 1/8: decode every scan (0, the default: only
+                           * as far as the 1/8 image needs; same pixels) */
 } cc_decode_options;
 
 /* Format from the first bytes (magic), never from a name. */

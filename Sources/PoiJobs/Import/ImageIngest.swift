@@ -58,8 +58,8 @@ enum IngestOutcome: Sendable {
 /// Turns image files into stored originals + thumbnails, at most once per distinct content.
 struct ImageIngest: Sendable {
     let repository: any ImageRepository
-    /// Shared by the job's workers: big images are thumbnailed one at a time.
-    let gate: ThumbnailGate
+    /// Shared by the job's workers: their decodes together stay within its bytes.
+    let budget: ThumbnailBudget
     let spec: ThumbnailSpec
     /// The user chose the recipe (`--size` etc.): stored thumbnails made otherwise are replaced.
     let specIsExplicit: Bool
@@ -91,7 +91,7 @@ struct ImageIngest: Sendable {
                                    missingBytes: missing)
                 }
                 let thumbnail: Thumbnail
-                do { thumbnail = try gate.make(from: bytes, spec: spec, options: decode) } catch {
+                do { thumbnail = try budget.make(from: bytes, spec: spec, options: decode) } catch {
                     return .stored(.init(imageId: original.id, thumbnailId: nil), newOriginal: false, newThumbnail: false,
                                    missingBytes: missing)
                 }
@@ -100,7 +100,7 @@ struct ImageIngest: Sendable {
                                missingBytes: missing)
             }
             let thumbnail: Thumbnail
-            do { thumbnail = try gate.make(from: bytes, spec: spec, options: decode) } catch {
+            do { thumbnail = try budget.make(from: bytes, spec: spec, options: decode) } catch {
                 return .failed(reason: error.description)
             }
             let originalId = try repository.storeOriginal(bytes: bytes, info: thumbnail.source, sha256: sha256, originalName: name)

@@ -21,7 +21,7 @@ public final class ImportJob {
     private let images: any ImageRepository
     private let observer: JobObserver
     private var summary = ImportSummary()
-    private let gate = ThumbnailGate()
+    private let budget: ThumbnailBudget
     private let started = Date()
     private var lastProgress = Date.distantPast
 
@@ -50,6 +50,7 @@ public final class ImportJob {
     public init(options: ImportOptions, places: (any PlaceRepository)?, images: (any ImageRepository)?,
                 observer: @escaping JobObserver = { _ in }) {
         self.options = options
+        budget = ThumbnailBudget(bytes: options.memoryBytes)
         self.places = options.dryRun ? nil : places
         self.images = options.dryRun ? DryRunImages() : (images ?? DryRunImages())
         self.observer = observer
@@ -434,7 +435,7 @@ public final class ImportJob {
             guard let sha = shaByPath[path] else { return true }
             return linksBySHA[sha] == nil && failureBySHA[sha] == nil
         }).sorted()
-        let ingest = ImageIngest(repository: images, gate: gate, spec: options.thumbnail,
+        let ingest = ImageIngest(repository: images, budget: budget, spec: options.thumbnail,
                                  specIsExplicit: options.thumbnailIsExplicit, decode: options.decode,
                                  maxFileBytes: options.maxImageFileBytes)
         let hashes = WorkerPool.map(count: unseen.count, jobs: options.jobs) { k in

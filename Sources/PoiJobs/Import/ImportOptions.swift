@@ -27,6 +27,9 @@ public struct ImportOptions: Sendable {
     public var rejectsPath: String?
     public var dryRun = false
     public var jobs = 1
+    /// Bytes the image work may reserve at once (`ThumbnailBudget`); nil: 100 MB + 60 MB per job.
+    public var memory: Int?
+    public var memoryBytes: Int { memory ?? ThumbnailBudget.defaultBytes(jobs: jobs) }
     public var shard = Shard.all
     /// Places per bulk write and per window of image work (bounds memory).
     public var batchSize = 500

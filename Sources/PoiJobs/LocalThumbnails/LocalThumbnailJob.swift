@@ -6,6 +6,9 @@ public struct LocalThumbnailOptions: Sendable {
     public var spec = ThumbnailSpec.default
     public var decode = DecodeOptions()
     public var jobs = 1
+    /// Bytes the image work may reserve at once (`ThumbnailBudget`); nil: 100 MB + 60 MB per job.
+    public var memory: Int?
+    public var memoryBytes: Int { memory ?? ThumbnailBudget.defaultBytes(jobs: jobs) }
     /// Inputs larger than this are refused before reading (no photo is anywhere near it).
     public var maxInputBytes = 512 << 20
     public init() {}
@@ -33,10 +36,11 @@ public struct LocalThumbnailSummary: Sendable, Encodable, Equatable {
 
 /// `poi thumb`: thumbnails of local files into one folder, no database (like vipsthumbnail).
 ///
-/// Each input is read whole, thumbnailed (PoiImaging, through the job's `ThumbnailGate`) and
+/// Each input is read whole, thumbnailed (PoiImaging, within the job's `ThumbnailBudget`) and
 /// written as `<output>/<input name without extension><format's extension>` through
 /// `AtomicFile`, unsynced: these are regenerable outputs, and vipsthumbnail does not sync either.
-/// Inputs run on the shared `WorkerPool`, so at most `jobs` images are in memory at once.
+/// Inputs run on the shared `WorkerPool`, so at most `jobs` images are in memory at once, and their
+/// decodes together stay within `options.memoryBytes`.
 ///
 /// Output names: a name belongs to the first input (in the order given) that makes a thumbnail
 /// under it. Every input is decoded, so a broken file is reported as broken and never takes a
@@ -67,7 +71,7 @@ public struct LocalThumbnailJob: Sendable {
         AtomicFile.removeStaleTemporaries(inFolder: outputFolder)
         let groups = Self.nameGroups(files)
         let inputs = Set(files.compactMap(FileIdentity.init(path:)))
-        let gate = ThumbnailGate()
+        let budget = ThumbnailBudget(bytes: options.memoryBytes)
         let done = ProgressCounter(total: files.count, observer: observer)
         // One work item per output name: inputs sharing a name are tried in the order given, and
         // the first one that makes a thumbnail gets the name, so the result does not depend on
@@ -75,7 +79,7 @@ public struct LocalThumbnailJob: Sendable {
         let results = WorkerPool.map(count: groups.count, jobs: options.jobs) { [self] g in
             var owner: Int?
             return groups[g].map { i in
-                let entry = thumbnail(i, owner: &owner, inputs: inputs, gate: gate)
+                let entry = thumbnail(i, owner: &owner, inputs: inputs, budget: budget)
                 done.advance(image: entry.error == nil)
                 return (i, entry)
             }
@@ -107,7 +111,7 @@ public struct LocalThumbnailJob: Sendable {
     }
 
     /// `owner`: the input of this name's group that wrote its thumbnail, once one has.
-    private func thumbnail(_ i: Int, owner: inout Int?, inputs: Set<FileIdentity>, gate: ThumbnailGate)
+    private func thumbnail(_ i: Int, owner: inout Int?, inputs: Set<FileIdentity>, budget: ThumbnailBudget)
         -> LocalThumbnailSummary.Entry {
         let file = files[i]
         var entry = LocalThumbnailSummary.Entry(input: file)
@@ -117,7 +121,7 @@ public struct LocalThumbnailJob: Sendable {
             return entry
         }
         let thumb: Thumbnail
-        do { thumb = try gate.make(from: bytes, spec: options.spec, options: options.decode) } catch {
+        do { thumb = try budget.make(from: bytes, spec: options.spec, options: options.decode) } catch {
             entry.error = error.description
             return entry
         }

@@ -3,7 +3,7 @@ import Synchronization
 
 /// The one worker pool of the jobs: runs `count` independent items on up to `jobs` threads and
 /// returns their results in order. Import, thumbnails and `poi thumb` all use it, together with
-/// PoiImaging's `ThumbnailGate` for images too big to decode side by side.
+/// PoiImaging's `ThumbnailBudget`, which bounds the memory their decodes reserve together.
 ///
 /// Why threads and not a task group: image work is CPU-bound C (libjpeg, libpng, resampling) that
 /// never suspends, so blocking Dispatch workers with one item each is the simplest way to keep

@@ -8,6 +8,9 @@ public struct ThumbnailJobOptions: Sendable {
     /// Regenerate every thumbnail, not only missing or outdated ones.
     public var all = false
     public var jobs = 1
+    /// Bytes the image work may reserve at once (`ThumbnailBudget`); nil: 100 MB + 60 MB per job.
+    public var memory: Int?
+    public var memoryBytes: Int { memory ?? ThumbnailBudget.defaultBytes(jobs: jobs) }
     public var shard = Shard.all
     /// Only the images of places matching this filter; nil: every stored original.
     public var placeFilter: PlaceFilter?
@@ -45,13 +48,14 @@ public final class ThumbnailJob {
     private let database: MongoDatabase
     private let store: any FileStore
     private let observer: JobObserver
-    private let gate = ThumbnailGate()
+    private let budget: ThumbnailBudget
 
     public init(database: MongoDatabase, store: any FileStore, options: ThumbnailJobOptions,
                 observer: @escaping JobObserver = { _ in }) {
         self.database = database
         self.store = store
         self.options = options
+        budget = ThumbnailBudget(bytes: options.memoryBytes)
         self.observer = observer
     }
 
@@ -79,9 +83,9 @@ public final class ThumbnailJob {
         func process() throws(JobError) {
             let items = window
             window.removeAll(keepingCapacity: true)
-            let (opts, fileStore, gate) = (options, store, gate)
+            let (opts, fileStore, budget) = (options, store, budget)
             let results = WorkerPool.map(count: items.count, jobs: options.jobs) { i in
-                Self.work(on: items[i], options: opts, store: fileStore, gate: gate)
+                Self.work(on: items[i], options: opts, store: fileStore, budget: budget)
             }
             // Every thumbnail the window made is linked before a store failure of another one is
             // thrown: stopping at the first would leave the later ones stored and unreferenced.
@@ -131,7 +135,7 @@ public final class ThumbnailJob {
 
     /// Runs on a worker thread: decide, decode, encode, store the new thumbnail.
     private static func work(on original: StoredFile, options: ThumbnailJobOptions, store: any FileStore,
-                             gate: ThumbnailGate) -> Work {
+                             budget: ThumbnailBudget) -> Work {
         let canonical = options.spec.canonical
         let name = original.originalName ?? original.fileName
         do throws(StoreError) {
@@ -155,7 +159,7 @@ public final class ThumbnailJob {
                 }
             }
             let thumbnail: Thumbnail
-            do { thumbnail = try gate.make(from: bytes, spec: options.spec, options: options.decode) } catch {
+            do { thumbnail = try budget.make(from: bytes, spec: options.spec, options: options.decode) } catch {
                 return .failed(original: original.id, name: name, error: error)
             }
             let stored = try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original.id, spec: canonical))

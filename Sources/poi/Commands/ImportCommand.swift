@@ -123,6 +123,7 @@ struct ImportCommand: ParsableCommand {
         options.rejectsPath = rejects
         options.dryRun = dryRun
         options.jobs = parallel.resolvedJobs
+        options.memory = parallel.memoryBytes
         options.shard = shard ?? .all
         options.batchSize = batchSize
         options.onDuplicate = onDuplicate

@@ -55,6 +55,7 @@ struct ThumbCommand: ParsableCommand {
         options.spec = try recipe.spec(progressive: progressive)
         options.decode = DecodeOptions(maxPixels: recipe.maxPixels, lenient: lenient)
         options.jobs = parallel.resolvedJobs
+        options.memory = parallel.memoryBytes
         let printer = EventPrinter(options: printing, unit: "images")
         let job = LocalThumbnailJob(files: files, outputFolder: output, options: options, observer: printer.observer)
         let summary = try printer.run { () throws(JobError) in try job.run() }

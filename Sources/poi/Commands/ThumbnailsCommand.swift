@@ -57,6 +57,7 @@ struct ThumbnailsCommand: ParsableCommand {
         options.decode = recipe.decodeOptions
         options.all = all
         options.jobs = parallel.resolvedJobs
+        options.memory = parallel.memoryBytes
         options.shard = shard ?? .all
         if !category.isEmpty || query != nil {
             let userQuery: BSONDocument?

@@ -43,14 +43,25 @@ struct ThumbnailRecipeOptions: ParsableArguments {
     var decodeOptions: DecodeOptions { DecodeOptions(maxPixels: maxPixels) }
 }
 
-/// `--jobs N`, default: every core.
+/// `--jobs N`, default: every core; `--memory MB`, default 100 MB + 60 MB per job.
 struct ParallelOptions: ParsableArguments {
     @Option(name: .shortAndLong, help: "Worker threads for image work, 1-256 (default: the number of cores).")
     var jobs: Int?
 
+    @Option(help: ArgumentHelp("""
+        Megabytes the image decodes may use together (default: 100 + 60 per job). Each image \
+        waits until its estimated need fits; one needing more than this runs alone.
+        """, valueName: "MB"))
+    var memory: Int?
+
     var resolvedJobs: Int { jobs ?? ProcessInfo.processInfo.activeProcessorCount }
+    /// Bytes, or nil for the jobs' default (which depends on the number of workers).
+    var memoryBytes: Int? { memory.map { $0 << 20 } }
 
     func validate() throws {
         if let jobs, jobs < 1 || jobs > 256 { throw ValidationError("--jobs must be between 1 and 256, got \(jobs)") }
+        if let memory, memory < 1 || memory > 1 << 20 {
+            throw ValidationError("--memory must be between 1 and 1048576 (MB), got \(memory)")
+        }
     }
 }

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import PoiImaging
+
+/// Progressive JPEGs shrunk by 8 stop reading once the coefficients the 1/8 IDCT reads are
+/// complete (issue 15: luma DC, and 4:2:0 chroma whole): the 256 px thumbnail against the one
+/// from a decode of every scan, on photos from Samples/ enlarged past 4096 px (so 256 px takes
+/// the 1/8 path), saved by Pillow (libjpeg's standard script: DC refinement in scan 7 of 10),
+/// gray and 4:4:4, and by cjpeg with DC sent whole first and with the DC refinement last.
+@Suite struct ProgressiveDCTests {
+    struct Photo: Sendable { var name: String; var bytes: [UInt8] }
+
+    static let photos: Result<[Photo], any Error> = Result {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-progressive-dc-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let script = """
+            import os, subprocess, sys
+            from PIL import Image
+            samples, out = sys.argv[1], sys.argv[2]
+            scripts = {
+                # DC at full precision first (mozjpeg-like): one scan is enough.
+                "dcfirst": "0,1,2: 0-0, 0, 0;\\n0: 1-5, 0, 2;\\n1: 1-63, 0, 1;\\n2: 1-63, 0, 1;\\n0: 6-63, 0, 2;\\n0: 1-63, 2, 1;\\n1: 1-63, 1, 0;\\n2: 1-63, 1, 0;\\n0: 1-63, 1, 0;\\n",
+                # DC refinement after every AC scan: the whole file is read.
+                "dclast": "0,1,2: 0-0, 0, 1;\\n0: 1-63, 0, 0;\\n1: 1-63, 0, 0;\\n2: 1-63, 0, 0;\\n0,1,2: 0-0, 1, 0;\\n",
+            }
+            for name in ["hubble-deep-field", "retina", "rocket", "coffee", "astronaut-exif6"]:
+                im = Image.open(f"{samples}/{name}.jpg")
+                exif = im.info.get("exif", b"")
+                rgb = im.convert("RGB")
+                big = rgb.resize((4608, 4608 * rgb.height // rgb.width), Image.LANCZOS)
+                big.save(f"{out}/{name}-pillow.jpg", quality=90, progressive=True, exif=exif)
+                if name == "retina":
+                    big.convert("L").save(f"{out}/{name}-gray.jpg", quality=90, progressive=True)
+                    big.save(f"{out}/{name}-444.jpg", quality=90, progressive=True, subsampling=0)
+                if name in ("hubble-deep-field", "coffee"):
+                    big.save(f"{out}/{name}.ppm")
+                    for key, text in scripts.items():
+                        with open(f"{out}/{key}.txt", "w") as f: f.write(text)
+                        subprocess.run(["cjpeg", "-quality", "90", "-scans", f"{out}/{key}.txt", "-outfile",
+                                        f"{out}/{name}-{key}.jpg", f"{out}/{name}.ppm"], check=True)
+                        os.remove(f"{out}/{key}.txt")
+                    os.remove(f"{out}/{name}.ppm")
+            print("ok")
+            """
+        let python = Fixtures.repoRoot.appendingPathComponent(".venv/bin/python")
+        let process = Process()
+        process.executableURL = python
+        process.arguments = ["-c", script, Fixtures.repoRoot.appendingPathComponent("Samples/images").path, dir.path]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw FixtureError(description: "making progressive photos failed (cjpeg: `make setup`): "
+                + String(decoding: stderr, as: UTF8.self))
+        }
+        return try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".jpg") }.sorted()
+            .map { Photo(name: $0, bytes: [UInt8](try Data(contentsOf: dir.appendingPathComponent($0)))) }
+    }
+
+    static var fullDecode: DecodeOptions {
+        var o = DecodeOptions()
+        o.everyScan = true
+        return o
+    }
+
+    @Test func earlyStopGivesTheFullDecodesThumbnail() throws {
+        let photos = try Self.photos.get()
+        #expect(photos.count == 11)
+        for photo in photos {
+            let info = try ImageCodec.probe(photo.bytes)
+            #expect(info.isProgressive, "\(photo.name)")
+            #expect(ThumbnailPlan(source: info, spec: .default).jpegScaleDenominator == 8, "\(photo.name)")
+            let fast = try Thumbnailer.make(from: photo.bytes, spec: .default)
+            let full = try Thumbnailer.make(from: photo.bytes, spec: .default, options: Self.fullDecode)
+            #expect((fast.width, fast.height) == (full.width, full.height), "\(photo.name)")
+            let a = try ImageCodec.decode(fast.data), b = try ImageCodec.decode(full.data)
+            let db = psnr(a.bytes, b.bytes)
+            #expect(db >= 40, "\(photo.name): PSNR \(db) dB")
+            // Every coefficient the scaled IDCTs read is complete and block smoothing is off, so
+            // libjpeg sees the same coefficients either way: the thumbnails are the same bytes.
+            // (Stopping at luma and chroma DC gave 41.7-46.3 dB here: the 2x2 chroma IDCT of
+            // 4:2:0 files reads AC coefficients.)
+            let same = fast.data == full.data
+            #expect(same, "\(photo.name): PSNR \(db) dB")
+        }
+    }
+
+    /// Where the last scan starts (its SOS marker), found by walking the marker segments and
+    /// scanning entropy-coded data for the next marker.
+    static func lastScanOffset(_ b: [UInt8]) -> Int {
+        var i = 2, last = 0
+        while i + 3 < b.count {
+            guard b[i] == 0xFF else { i += 1; continue }
+            let m = b[i + 1]
+            if m == 0xD9 { break }
+            if m == 0x00 || m == 0xFF || (0xD0...0xD7).contains(m) { i += 1; continue }
+            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
+            if m == 0xDA { last = i }
+            i += 2 + length
+        }
+        return last
+    }
+
+    /// The luma AC refinement at the end of the file is never read: damage there does not stop a
+    /// 1/8 thumbnail, which does not depend on it, but still stops a decode that needs it. A file
+    /// cut short there is still reported as truncated, as before.
+    @Test func scansAfterTheNeededOnesAreNotRead() throws {
+        let photo = try #require(try Self.photos.get().first { $0.name == "coffee-pillow.jpg" })
+        let sos = Self.lastScanOffset(photo.bytes)
+        #expect(sos > 0 && sos < photo.bytes.count - 1000)
+        let cut = (sos + photo.bytes.count) / 2
+        // The last scan ends early at an EOI marker: corrupt data for whoever reads that scan.
+        let damaged = Array(photo.bytes[..<cut]) + [0xFF, 0xD9]
+        let thumb = try Thumbnailer.make(from: damaged, spec: .default)
+        let intact = try Thumbnailer.make(from: photo.bytes, spec: .default)
+        #expect(thumb.data == intact.data)
+        #expect(throws: ImageError.corruptData(format: .jpeg, reason: "Corrupt JPEG data: premature end of data segment")) {
+            try Thumbnailer.make(from: damaged, spec: .default, options: Self.fullDecode)
+        }
+        #expect(throws: ImageError.corruptData(format: .jpeg, reason: "Corrupt JPEG data: premature end of data segment")) {
+            try Thumbnailer.make(from: damaged, spec: ThumbnailSpec(width: 1024, height: 1024))  // 1/2: every scan
+        }
+        // Cut without an EOI: truncated, whichever path.
+        let truncated = Array(photo.bytes[..<cut])
+        #expect(throws: ImageError.corruptData(format: .jpeg, reason: "Premature end of JPEG file")) {
+            try Thumbnailer.make(from: truncated, spec: .default)
+        }
+        var lenient = DecodeOptions()
+        lenient.lenient = true
+        let kept = try Thumbnailer.make(from: truncated, spec: .default, options: lenient)
+        #expect(kept.data == thumb.data)
+    }
+}
