@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # fixtures Pillow cannot with /usr/bin/convert-im6.q16; without it every imaging test fails.
 # nodejs node-express node-mongodb: the reference server (../shared/reference/tmt-server) that
 # PoiServerTests' compatibility test runs `poi serve` against (skipped, with the reason, without).
-DEBS=(libpng-dev libjpeg-dev liblcms2-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin imagemagick-6.q16
+DEBS=(libpng-dev libjpeg-dev liblcms2-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin imagemagick-6.q16
       nodejs node-express node-mongodb icc-profiles-free)
 missing=()
 for p in "${DEBS[@]}"; do
