@@ -124,7 +124,8 @@ public final class ImportJob {
             ? .csv(header: reader.csvRawHeader ?? RawCSVRecord(bytes: [], lineEndLength: 0, fieldCount: 0),
                    delimiter: reader.csvDelimiter ?? UInt8(ascii: ","))
             : .geojson
-        let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects, inputs: inputs)
+        let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects, inputs: inputs,
+                                    encoding: reader.encoding, headerLine: reader.format != .csv || reader.csvHasHeaderLine)
         let fileIndex = runFiles.count
         runFiles.append((file, reader.format))
         var keyAnnouncement = KeyAnnouncement(file: file, reader: reader, mapping: options.read.mapping)
@@ -133,10 +134,13 @@ public final class ImportJob {
         let resolver = Result { () throws(ImageReferenceError) in try ImagePathResolver(root: imagesRoot) }
 
         var window: [Pending] = []
+        // A read error midway (a damaged gzip, a failing disk) ends the file, but the rows read
+        // before it are good rows: they are written, and their rejects kept, before it is thrown.
+        var readFailure: FormatError?
         do throws(JobError) {
             while true {
                 let item: ReadItem?
-                do { item = try reader.next() } catch { throw JobError.input(error) }
+                do { item = try reader.next() } catch { readFailure = error; break }
                 guard let item else { break }
                 summary.rowsRead += 1
                 switch item {
@@ -164,6 +168,7 @@ public final class ImportJob {
             throw error
         }
         if rejects.count > 0 && writesRejects { summary.rejectsFiles.append(rejectsPath) }
+        if let readFailure { throw .input(readFailure) }
     }
 
     /// A key appears once per run (DESIGN.md §4). A record whose key was seen earlier in the run:

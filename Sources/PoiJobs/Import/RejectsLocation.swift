@@ -25,6 +25,7 @@ public enum RejectsLocation {
         } else {
             name = FilePaths.lastComponent(of: input)
             if FilePaths.lastComponent(of: FilePaths.folder(of: input)) == "fd" { name = "fd" + name }  // /dev/fd/63
+            if name.lowercased().hasSuffix(".gz"), name.count > 3 { name.removeLast(3) }
             if let dot = name.lastIndex(of: "."), dot != name.startIndex { name = String(name[..<dot]) }
         }
         let environment = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"

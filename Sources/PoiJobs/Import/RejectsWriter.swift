@@ -8,6 +8,13 @@ import PoiModel
 /// `_reason`, then their own line end; GeoJSON gets a FeatureCollection of the features as
 /// written, with `_feature`, `_field`, `_reason` spliced into their properties. Written
 /// atomically when the run ends; nothing is written without rejects.
+///
+/// A CSV input in another encoding (`PlaceReader.encoding`: given, or a UTF-16/UTF-32 BOM) gets
+/// its rejects back in that encoding, BOM included when the input had one, so the rows are the
+/// input's bytes. A CSV input without a header line (its columns named by `ReadOptions.columns`)
+/// gets a rejects file without one either, like the input: its rows carry the three reason
+/// fields after their own, so reading it again takes the same names plus `_line,_field,_reason`.
+/// GeoJSON rejects are UTF-8, as RFC 8259 wants JSON to be exchanged.
 final class RejectsWriter {
     enum Style {
         /// `header` as the reader found it (`PlaceReader.csvRawHeader`).
@@ -26,12 +33,19 @@ final class RejectsWriter {
     private var file: AtomicFile?
     private var buffer: [UInt8] = []
     private(set) var count = 0
+    /// Converts the UTF-8 rows back to the input's encoding (CSV in another encoding only).
+    private let encoder: TextEncoding.Encoder?
+    /// The CSV input had a header line: the rejects file starts with it (plus the reason names).
+    private let headerLine: Bool
 
-    init(path: String, style: Style, enabled: Bool = true, inputs: [String] = []) {
+    init(path: String, style: Style, enabled: Bool = true, inputs: [String] = [],
+         encoding: TextEncoding? = nil, headerLine: Bool = true) {
         self.path = path
         self.style = style
         self.enabled = enabled
         self.inputs = inputs
+        self.headerLine = headerLine
+        if case .csv = style, let encoding { encoder = TextEncoding.Encoder(encoding) } else { encoder = nil }
     }
 
     func add(_ reject: Reject, raw: RawRecord?) throws(FormatError) {
@@ -103,6 +117,8 @@ final class RejectsWriter {
         switch style {
         case .csv(let header, let delimiter):
             buffer.append(contentsOf: header.content)
+            // Header-less: `header` holds only the BOM the input started with.
+            guard headerLine else { return }
             for name in Self.reasonColumns {
                 buffer.append(delimiter)
                 buffer.append(contentsOf: name.utf8)
@@ -117,7 +133,9 @@ final class RejectsWriter {
         guard let file, !buffer.isEmpty else { return }
         var sink = FileDescriptorSink(fd: file.fd, name: path)
         var failure: FormatError?
-        buffer.withUnsafeBytes { raw in
+        // The buffer holds whole rows, so whole characters: each flush converts on its own.
+        let bytes = encoder.map { $0.encode(buffer) } ?? buffer
+        bytes.withUnsafeBytes { raw in
             do throws(FormatError) { try sink.write(raw) } catch { failure = error }
         }
         if let failure { throw failure }
