@@ -57,12 +57,16 @@ public final class ByteSource {
         }
     }
 
-    /// Serves `prefix` first, then the rest of `then` (format sniffing without seeking).
-    init(prefix: [UInt8], then rest: ByteSource) {
+    /// Serves `prefix` first, then the rest of `then` (format sniffing without seeking); with
+    /// `failing`, throws that after the prefix instead (the read error that ended the peek).
+    init(prefix: [UInt8], then rest: ByteSource, failing: FormatError? = nil) {
         name = rest.name
         memory = prefix
         self.rest = rest
+        pendingError = failing
     }
+
+    private var pendingError: FormatError?
 
     private var rest: ByteSource?
 
@@ -90,6 +94,7 @@ public final class ByteSource {
         if let stage { return try stage.read(appendingTo: &buffer) }
         if fd < 0 {
             if memoryOffset == memory.count, let rest {
+                if let e = pendingError { pendingError = nil; throw e }
                 return try rest.read(appendingTo: &buffer)
             }
             let n = min(memoryChunk, memory.count - memoryOffset)

@@ -80,9 +80,16 @@ public final class PlaceReader {
     }
 
     /// The first bytes of `source` (to decide what it is), and a source that replays them first.
+    /// A read error while peeking (a gzip damaged in its first kilobytes) comes after the bytes
+    /// read before it, as it would have without the peek: the records before it are read.
     private static func peek(_ source: ByteSource) throws(FormatError) -> ([UInt8], ByteSource) {
         var head: [UInt8] = []
-        while head.count < 4096, try source.read(appendingTo: &head) > 0 {}
+        do {
+            while head.count < 4096, try source.read(appendingTo: &head) > 0 {}
+        } catch {
+            if head.isEmpty { throw error }
+            return (head, ByteSource(prefix: head, then: source, failing: error))
+        }
         return (head, ByteSource(prefix: head, then: source))
     }
 

@@ -87,7 +87,7 @@ import PoiModel
                 precondition(reader.isGzip || reader.encoding != nil, "sniffed \(reader.format) for a \(format) input")
                 return Reads(whole: [], pieces: [], validated: [.valid(0)], stalled: false, misplacedRaw: nil)
             }
-            whole = drain(reader.next, stalled: &stalled).map(sansOffset)
+            whole = drain(reader.next, stalled: &stalled)
         } catch {
             whole = [.error(error)]
         }
@@ -113,14 +113,12 @@ import PoiModel
             let stream = try PlaceReader.decoded(source, options: options).stream
             switch format {
             case .csv: pieces = drain(try CSVPlaceReader(source: stream, options: options, parallelism: 1).next, stalled: &stalled)
-                .map(sansOffset)
             case .geojson: pieces = drain(try GeoJSONReader(source: stream, options: options).next, stalled: &stalled)
-                .map(sansOffset)
             }
         } catch {
             pieces = [.error(error)]
         }
-        return Reads(whole: whole, pieces: pieces, validated: validated.map(sansOffset), stalled: stalled,
+        return Reads(whole: whole.map(sansOffset), pieces: pieces.map(sansOffset), validated: validated.map(sansOffset), stalled: stalled,
                      misplacedRaw: misplacedRaw(whole, in: decodedBytes(bytes, name: name, options: options)))
     }
 

@@ -127,6 +127,21 @@ import PoiModel
         }
     }
 
+    /// Damage within the bytes `PlaceReader` peeks at to tell the format (4 KiB decoded): the
+    /// records before it still come out, then the error.
+    @Test func gzipTruncatedWithinThePeekStillGivesTheRowsBefore() throws {
+        let gz = try Self.gzip(Self.plain)
+        let truncated = Array(gz[..<(gz.count * 3 / 4)])
+        let partial = try Self.run("/usr/bin/gzip", ["-dc"], input: truncated).out
+        #expect(partial.count < 4096 && partial.count > 1000)
+        let reader = try PlaceReader(source: ByteSource(bytes: truncated, name: "p.csv.gz"))
+        var items = 0
+        var failure: FormatError?
+        do { while try reader.next() != nil { items += 1 } } catch { failure = error }
+        guard case .damagedCompression? = failure else { Issue.record("got \(String(describing: failure))"); return }
+        #expect(items > 3)
+    }
+
     @Test func corruptGzipNamesTheOffset() throws {
         var gz = try Self.gzip(Self.big)
         let at = gz.count / 3
