@@ -66,6 +66,21 @@ struct DumpVariantsCLITests {
                                        environment: ["MONGODB_URI": ws.uri], currentDirectory: ws.root, stdin: stdin)
             #expect(r.status == 1, "\(v.label): stderr: \(r.stderr)")
             #expect(try Self.documents(ws, dropSource: v.dropSource) == (v.dropSource ? plainWithoutSource : plain), "\(v.label)")
+            if v.label == "headerless" {
+                // Its rejects file names the columns in a header line, then the three rows as
+                // they came, each with the reasons after it.
+                let rejects = try String(contentsOfFile: ws.path("Samples/headerless.rejects.csv"), encoding: .utf8)
+                let input = try String(contentsOfFile: ws.path("Samples/headerless.tsv"), encoding: .utf8)
+                #expect(!rejects.contains("\r"), "the rows' own line ends (LF), the header's too")
+                let lines = rejects.split(separator: "\n")
+                #expect(lines.first.map(String.init) == columns.replacingOccurrences(of: ",", with: "\t") + "\t_line\t_field\t_reason")
+                #expect(lines.count == 4)
+                let inputLines = Set(input.split(separator: "\n").map(String.init))
+                for line in lines.dropFirst() {
+                    let row = line.split(separator: "\t", omittingEmptySubsequences: false).dropLast(3).joined(separator: "\t")
+                    #expect(inputLines.contains(row), "\(line)")
+                }
+            }
         }
     }
 

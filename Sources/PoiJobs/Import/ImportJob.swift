@@ -120,12 +120,20 @@ public final class ImportJob {
             currentReader = nil
         }
         let rejectsPath = options.rejectsPath ?? uniqueDefaultRejectsPath(for: file, format: reader.format)
-        let style: RejectsWriter.Style = reader.format == .csv
-            ? .csv(header: reader.csvRawHeader ?? RawCSVRecord(bytes: [], lineEndLength: 0, fieldCount: 0),
-                   delimiter: reader.csvDelimiter ?? UInt8(ascii: ","))
-            : .geojson
+        let delimiter = reader.csvDelimiter ?? UInt8(ascii: ",")
+        let style: RejectsWriter.Style
+        if reader.format == .geojson {
+            style = .geojson
+        } else if reader.csvHasHeaderLine {
+            style = .csv(header: reader.csvRawHeader ?? RawCSVRecord(bytes: [], lineEndLength: 0, fieldCount: 0), delimiter: delimiter)
+        } else {
+            // Header-less (its columns named by the options): the rejects file names them in a
+            // header line all the same (why: RejectsWriter).
+            style = .csv(header: RejectsWriter.headerNaming(columns: reader.csvHeader ?? [], delimiter: delimiter,
+                                                            bom: reader.csvHasBOM), delimiter: delimiter)
+        }
         let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects, inputs: inputs,
-                                    encoding: reader.encoding, headerLine: reader.format != .csv || reader.csvHasHeaderLine)
+                                    encoding: reader.encoding)
         let fileIndex = runFiles.count
         runFiles.append((file, reader.format))
         var keyAnnouncement = KeyAnnouncement(file: file, reader: reader, mapping: options.read.mapping)

@@ -12,9 +12,10 @@ import PoiModel
 /// A CSV input in another encoding (`PlaceReader.encoding`: given, or a UTF-16/UTF-32 BOM) gets
 /// its rejects back in that encoding, BOM included when the input had one, so the rows are the
 /// input's bytes. A CSV input without a header line (its columns named by `ReadOptions.columns`)
-/// gets a rejects file without one either, like the input: its rows carry the three reason
-/// fields after their own, so reading it again takes the same names plus `_line,_field,_reason`.
-/// GeoJSON rejects are UTF-8, as RFC 8259 wants JSON to be exchanged.
+/// gets a rejects file with one all the same, naming the columns given plus the reason columns
+/// (`headerNaming(columns:delimiter:bom:)`): it is then recognised as a rejects file (skipped
+/// among a run's inputs, removed by a later run without rejects, as any other) and reads back
+/// without the names being given again. GeoJSON rejects are UTF-8, as RFC 8259 wants JSON.
 final class RejectsWriter {
     enum Style {
         /// `header` as the reader found it (`PlaceReader.csvRawHeader`).
@@ -35,16 +36,12 @@ final class RejectsWriter {
     private(set) var count = 0
     /// Converts the UTF-8 rows back to the input's encoding (CSV in another encoding only).
     private let encoder: TextEncoding.Encoder?
-    /// The CSV input had a header line: the rejects file starts with it (plus the reason names).
-    private let headerLine: Bool
 
-    init(path: String, style: Style, enabled: Bool = true, inputs: [String] = [],
-         encoding: TextEncoding? = nil, headerLine: Bool = true) {
+    init(path: String, style: Style, enabled: Bool = true, inputs: [String] = [], encoding: TextEncoding? = nil) {
         self.path = path
         self.style = style
         self.enabled = enabled
         self.inputs = inputs
-        self.headerLine = headerLine
         if case .csv = style, let encoding { encoder = TextEncoding.Encoder(encoding) } else { encoder = nil }
     }
 
@@ -52,7 +49,7 @@ final class RejectsWriter {
         guard enabled else { count += 1; return }
         if file == nil {
             do { file = try AtomicFile(path: path, refusing: inputs) } catch { throw .writeFailed(file: path, reason: error.reason) }
-            writeHeader()
+            writeHeader(first: raw)
         }
         switch style {
         case .csv(let header, let delimiter):
@@ -113,20 +110,34 @@ final class RejectsWriter {
         file = nil
     }
 
-    private func writeHeader() {
+    private func writeHeader(first: RawRecord?) {
         switch style {
         case .csv(let header, let delimiter):
             buffer.append(contentsOf: header.content)
-            // Header-less: `header` holds only the BOM the input started with.
-            guard headerLine else { return }
             for name in Self.reasonColumns {
                 buffer.append(delimiter)
                 buffer.append(contentsOf: name.utf8)
             }
-            buffer.append(contentsOf: header.lineEnd.isEmpty ? [0x0D, 0x0A] : header.lineEnd)
+            // A header without a line end (made for a header-less input) takes the first
+            // rejected row's, so the file does not mix line ends; CRLF (RFC 4180) failing that.
+            var lineEnd: ArraySlice<UInt8> = header.lineEnd
+            if lineEnd.isEmpty, case .csv(let record)? = first, record.lineEndLength > 0 { lineEnd = record.lineEnd }
+            buffer.append(contentsOf: lineEnd.isEmpty ? [0x0D, 0x0A] : lineEnd)
         case .geojson:
             buffer.append(contentsOf: #"{"type":"FeatureCollection","features":["#.utf8)
         }
+    }
+
+    /// The header line of a header-less input's rejects file: the names its columns were given,
+    /// quoted where CSV needs it, after the input's BOM if it had one. No line end of its own:
+    /// it takes the first rejected row's (`writeHeader`).
+    static func headerNaming(columns: [String], delimiter: UInt8, bom: Bool) -> RawCSVRecord {
+        let writer = RejectsWriter(path: "", style: .geojson, enabled: false)
+        for (i, name) in columns.enumerated() {
+            if i > 0 { writer.buffer.append(delimiter) }
+            writer.appendCSVField(name, delimiter: delimiter)
+        }
+        return RawCSVRecord(bytes: (bom ? [0xEF, 0xBB, 0xBF] : []) + writer.buffer, lineEndLength: 0, fieldCount: columns.count)
     }
 
     private func flush() throws(FormatError) {

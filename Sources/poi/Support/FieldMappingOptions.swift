@@ -31,7 +31,7 @@ struct FieldMappingOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Names of the columns of a CSV file without a header line, in order, e.g. "
                                + "name,lat,lon (as mongoimport --fields): the first line is then a record; "
-                               + "--field maps these names. Its rejects file has no header line either.",
+                               + "--field maps these names. Its rejects file gets a header line naming them.",
                                valueName: "names"))
     var columns: String?
 
