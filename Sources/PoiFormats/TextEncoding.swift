@@ -71,6 +71,7 @@ public struct TextEncoding: Sendable, Equatable, CustomStringConvertible {
     /// single-byte encoding's rows come back byte for byte even when they hold such a byte.
     public final class Encoder {
         private let cd: iconv_t
+        private var scratch = [UInt8](repeating: 0, count: Transcode.scratchSize)
 
         public init(_ encoding: TextEncoding) {
             cd = iconv_open(encoding.iconvName, "UTF-8")
@@ -86,7 +87,7 @@ public struct TextEncoding: Sendable, Equatable, CustomStringConvertible {
             var pending = utf8[...]
             iconv(cd, nil, nil, nil, nil)
             while !pending.isEmpty {
-                let r = Transcode.step(cd, input: &pending, output: &out, final: true)
+                let r = Transcode.step(cd, input: &pending, output: &out, scratch: &scratch, final: true)
                 if r == .invalid {
                     out.append(pending.removeFirst())
                 }
@@ -102,35 +103,36 @@ enum Transcode {
 
     /// Converts from the front of `input` into `output` until it is all converted or iconv stops
     /// at an invalid sequence (`invalid`) or at one cut by the end of `input` (`incomplete`; with
-    /// `final` such a sequence is `invalid`).
-    static func step(_ cd: iconv_t, input: inout ArraySlice<UInt8>, output: inout [UInt8], final: Bool) -> Result {
+    /// `final` such a sequence is `invalid`). iconv writes into `scratch` (allocated once by the
+    /// caller), so an input full of invalid bytes — one call each — costs no buffer per byte.
+    static func step(_ cd: iconv_t, input: inout ArraySlice<UInt8>, output: inout [UInt8], scratch: inout [UInt8],
+                     final: Bool) -> Result {
         while !input.isEmpty {
-            let room = input.count * 4 + 64
-            let old = output.count
-            output.append(contentsOf: repeatElement(0, count: room))
             var err: Int32 = 0
             let (consumed, written): (Int, Int) = input.withUnsafeBytes { inRaw in
-                output.withUnsafeMutableBytes { outRaw in
+                scratch.withUnsafeMutableBytes { outRaw in
                     var inPtr: UnsafeMutablePointer<CChar>? =
                         UnsafeMutablePointer(mutating: inRaw.baseAddress!.assumingMemoryBound(to: CChar.self))
                     var inLeft = inRaw.count
-                    var outPtr: UnsafeMutablePointer<CChar>? = (outRaw.baseAddress! + old).assumingMemoryBound(to: CChar.self)
-                    var outLeft = room
+                    var outPtr: UnsafeMutablePointer<CChar>? = outRaw.baseAddress!.assumingMemoryBound(to: CChar.self)
+                    var outLeft = outRaw.count
                     if iconv(cd, &inPtr, &inLeft, &outPtr, &outLeft) == -1 { err = errno }
-                    return (inRaw.count - inLeft, room - outLeft)
+                    return (inRaw.count - inLeft, outRaw.count - outLeft)
                 }
             }
-            output.removeLast(room - written)
+            output.append(contentsOf: scratch[0..<written])
             input = input.dropFirst(consumed)
             switch err {
-            case 0: continue
-            case E2BIG: continue
+            case 0, E2BIG: continue
             case EINVAL: return final ? .invalid : .incomplete
             default: return .invalid
             }
         }
         return .done
     }
+
+    /// Scratch size: a chunk's worth of UTF-8 per few calls, small enough to stay in cache.
+    static let scratchSize = 64 * 1024
 }
 
 /// Converts a source in another encoding to UTF-8 as it streams, on the reader's thread (iconv
@@ -145,6 +147,7 @@ final class TranscodingStage: ByteStage {
     private var raw: [UInt8] = []
     private var pending: ArraySlice<UInt8> = []
     private var eof = false
+    private var scratch = [UInt8](repeating: 0, count: Transcode.scratchSize)
 
     init(source: ByteSource, encoding: TextEncoding) {
         self.source = source
@@ -168,7 +171,7 @@ final class TranscodingStage: ByteStage {
                 pending = raw[...]
             }
             while !pending.isEmpty {
-                let r = Transcode.step(cd, input: &pending, output: &buffer, final: eof)
+                let r = Transcode.step(cd, input: &pending, output: &buffer, scratch: &scratch, final: eof)
                 if r == .incomplete { break }
                 if r == .invalid { buffer.append(pending.removeFirst()) }
             }
