@@ -65,6 +65,21 @@ public struct TextEncoding: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { name }
 
+    /// `bytes` converted to UTF-8 at once (a file's first kilobytes, to recognise it); bytes this
+    /// encoding cannot decode are passed through, as when streaming.
+    public func decode(_ bytes: [UInt8]) -> [UInt8] {
+        guard let cd = iconv_open("UTF-8", iconvName), cd != iconv_t(bitPattern: -1) else { return bytes }
+        defer { iconv_close(cd) }
+        var out: [UInt8] = [], scratch = [UInt8](repeating: 0, count: Transcode.scratchSize)
+        var pending = bytes[...]
+        while !pending.isEmpty {
+            if Transcode.step(cd, input: &pending, output: &out, scratch: &scratch, final: true) == .invalid {
+                out.append(pending.removeFirst())
+            }
+        }
+        return out
+    }
+
     /// Converts UTF-8 back to this encoding: rejects files give rows back in the input's own
     /// bytes. A byte that is not valid UTF-8 is one the input's encoding could not decode
     /// (`TranscodingStage` passed it through as it was), so it goes back as it was too: a

@@ -122,6 +122,26 @@ struct DumpVariantsCLITests {
         #expect(bad.stderr.contains("cp1252"), "\(bad.stderr)")
     }
 
+    /// A UTF-16 input's rejects file is UTF-16 with the input's BOM, and is still recognised as a
+    /// rejects file (a later run without rejects removes it).
+    @Test func utf16RejectsKeepTheEncodingAndAreRecognised() throws {
+        let ws = try Workspace("variants-u16rejects")
+        defer { ws.cleanUp() }
+        _ = try PoiProcess.python(Self.makeFixtures, [ws.root.path])
+        let r = try ws.poi(["import", "Samples/u16.csv", "--quiet"])
+        #expect(r.status == 1, "stderr: \(r.stderr)")
+        let rejects = try #require(FileManager.default.contents(atPath: ws.path("Samples/u16.rejects.csv")))
+        #expect(Array(rejects.prefix(2)) == [0xFF, 0xFE])
+        let text = try #require(String(data: rejects.dropFirst(2), encoding: .utf16LittleEndian))
+        #expect(text.hasPrefix("id,name,address,lat,lon,description,tags,photo,opening_hours,_line,_field,_reason"), "\(text.prefix(200))")
+        #expect(text.components(separatedBy: ",_line,_field,_reason").count == 2)
+        // Fixed (here: replaced by a file without bad rows), the next run removes the stale rejects.
+        let good = try #require("id,name,lat,lon\nx1,Fine,1,2\n".data(using: .utf16LittleEndian))
+        try (Data([0xFF, 0xFE]) + good).write(to: URL(fileURLWithPath: ws.path("Samples/u16.csv")))
+        #expect(try ws.poi(["import", "Samples/u16.csv", "--quiet"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: ws.path("Samples/u16.rejects.csv")))
+    }
+
     @Test func gzipExportGunzipsToThePlainExport() throws {
         let ws = try Workspace("variants-export")
         defer { ws.cleanUp() }
