@@ -38,6 +38,10 @@ let package = Package(
                        providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2",
                        providers: [.apt(["liblcms2-dev"])]),
+        // zlib (issue 17): gzip'd dumps read and written streaming by PoiFormats. On every machine
+        // already, as libpng's dependency.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMongoC", pkgConfig: "libmongoc-1.0",
                        providers: [.apt(["libmongoc-dev", "libbson-dev"])]),
 
@@ -52,7 +56,7 @@ let package = Package(
         .target(name: "PoiModel",
                 dependencies: [.product(name: "Crypto", package: "swift-crypto")],
                 exclude: ["README.md"]),
-        .target(name: "PoiFormats", dependencies: ["PoiModel"], exclude: ["README.md"]),
+        .target(name: "PoiFormats", dependencies: ["PoiModel", "CZlib"], exclude: ["README.md"]),
         .target(name: "PoiImaging", dependencies: ["CCodecs"], exclude: ["README.md"]),
         .target(name: "PoiStore", dependencies: ["CMongoC", "PoiFiles",
                                                  .product(name: "Crypto", package: "swift-crypto")],

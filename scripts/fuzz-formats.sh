@@ -24,7 +24,8 @@ mkdir -p "$OUT"
     || { grep -v "Cannot export local symbol" "$OUT/build-formats.log" >&2; exit 2; }
 
 # Seeds: the samples, plus small inputs for the paths samples don't reach (BOM, CRLF/CR, other
-# delimiters, quoted newlines, RFC 8142 sequences, newline-delimited and single features), plus
+# delimiters, quoted newlines, RFC 8142 sequences, newline-delimited and single features, gzip,
+# UTF-16), plus
 # every committed regression input. Rewritten each run (small); the corpora persist.
 S="$OUT/seeds-formats"
 rm -rf "$S"
@@ -44,6 +45,12 @@ printf '\x1e%s\n\x1e{"type":"Feature","geometry":\n\x1e%s\n' "$F" "$F" > "$S/geo
 printf '%s\n%s\r\n{"type":"Feature","geometry":null,"properties":{"name":"N"}}\n' "$F" "$F" > "$S/geojson/ndjson.geojson"
 printf '\xef\xbb\xbf  %s' "$F" > "$S/geojson/bom-feature.geojson"
 printf '{"type":"FeatureCollection","crs":{"a":[1,{"b":"\\"]"}]},"features":[%s,{"type":"Feature","geometry":{"type":"Point","coordinates":[1e400,0]},"properties":{"name":"d","name":"e"}},[],"s",12]}' "$F" > "$S/geojson/collection-odd.geojson"
+# Dumps as they arrive (issue 17): gzip'd (one member, two concatenated, cut short) and UTF-16 with a BOM.
+gzip -c -n Samples/places.csv > "$S/csv/places.csv.gz"
+gzip -c -n Samples/landmarks.geojson > "$S/geojson/landmarks.geojson.gz"
+{ head -c 700 Samples/places.csv | gzip -c -n; tail -c +701 Samples/places.csv | gzip -c -n; } > "$S/csv/two-members.csv.gz"
+head -c 300 "$S/csv/places.csv.gz" > "$S/csv/truncated.csv.gz"
+{ printf '\xff\xfe'; head -n 8 Samples/places.csv | iconv -f UTF-8 -t UTF-16LE; } > "$S/csv/utf16le-bom.csv"
 for r in Tests/PoiFormatsTests/FuzzRegressions/*; do
     [ -f "$r" ] || continue
     case "$r" in *.md) ;; *.geojson) cp "$r" "$S/geojson/";; *) cp "$r" "$S/csv/";; esac

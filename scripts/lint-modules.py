@@ -21,7 +21,7 @@ import json, os, re, shutil, subprocess, sys, tempfile
 
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Musl", "Darwin", "Synchronization"}
 POI = {"PoiModel", "PoiFiles", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiServer"}
-C_MODULES = {"CJPEG", "CPNG", "CLCMS2", "CMongoC", "CCodecs"}
+C_MODULES = {"CJPEG", "CPNG", "CLCMS2", "CMongoC", "CZlib", "CCodecs"}
 # PoiFiles' API speaks swift-system's FilePath, so whoever may import PoiFiles may name it too.
 FILES = {"PoiFiles", "SystemPackage"}
 SERVER_PREFIXES = ("Hummingbird", "NIO")
@@ -43,10 +43,12 @@ RULES = {
     "CJPEG": Rule(kind="modulemap"), "CPNG": Rule(kind="modulemap"), "CMongoC": Rule(kind="modulemap"),
     # Little CMS 2 (issue 15): colour conversion, called from CCodecs' C only, like the codecs.
     "CLCMS2": Rule(kind="modulemap"),
+    # zlib (issue 17): gzip'd dumps, inflated and deflated streaming by PoiFormats.
+    "CZlib": Rule(kind="modulemap"),
     "CCodecs": Rule(allowed={"CJPEG", "CPNG", "CLCMS2"}, kind="c"),
     "PoiModel": Rule(allowed=SYSTEM | {"Crypto"}),
     "PoiFiles": Rule(allowed=SYSTEM | {"SystemPackage"}),
-    "PoiFormats": Rule(allowed=SYSTEM | {"PoiModel"} | FILES),
+    "PoiFormats": Rule(allowed=SYSTEM | {"PoiModel", "CZlib"} | FILES),
     "PoiImaging": Rule(allowed=SYSTEM | {"CCodecs"}),
     "PoiStore": Rule(allowed=SYSTEM | {"CMongoC", "Crypto"} | FILES),
     "PoiJobs": Rule(allowed=SYSTEM | {"PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "Crypto"} | FILES),

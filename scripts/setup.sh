@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # PoiServerTests' compatibility test runs `poi serve` against (skipped, with the reason, without).
 # libjpeg-turbo-progs: cjpeg writes the progressive scripts ProgressiveDCTests need, djpeg is
 # make bench-images' floor (libjpeg-turbo alone at 1/8).
-DEBS=(libpng-dev libjpeg-dev liblcms2-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin imagemagick-6.q16
+DEBS=(libpng-dev libjpeg-dev liblcms2-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin imagemagick-6.q16
       nodejs node-express node-mongodb icc-profiles-free libjpeg-turbo-progs)
 missing=()
 for p in "${DEBS[@]}"; do

@@ -7,6 +7,12 @@ import Darwin
 /// Where writers put bytes. Writers buffer themselves and call `write` with large blocks.
 public protocol ByteSink {
     mutating func write(_ bytes: UnsafeRawBufferPointer) throws(FormatError)
+    /// Called once after the last write (a compressing sink writes its trailer).
+    mutating func finish() throws(FormatError)
+}
+
+extension ByteSink {
+    public mutating func finish() throws(FormatError) {}
 }
 
 /// Collects output in memory (tests, small outputs).
@@ -17,15 +23,31 @@ public struct MemorySink: ByteSink {
 }
 
 /// Writes to a file descriptor, retrying short writes and EINTR. Does not own the descriptor.
+/// With `gzip`, what is written is gzip'd on the way (`GzipDeflater`), completed by `finish()`.
 public struct FileDescriptorSink: ByteSink {
     public let fd: Int32
     public let name: String
-    public init(fd: Int32, name: String) {
+    private let deflater: GzipDeflater?
+
+    public init(fd: Int32, name: String, gzip: Bool = false) {
         self.fd = fd
         self.name = name
+        deflater = gzip ? GzipDeflater() : nil
     }
 
     public mutating func write(_ b: UnsafeRawBufferPointer) throws(FormatError) {
+        guard let deflater else { return try writeRaw(b) }
+        try deflater.compress(b, finish: false) { (out) throws(FormatError) in try writeRaw(out) }
+    }
+
+    public mutating func finish() throws(FormatError) {
+        guard let deflater else { return }
+        try deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true) { (out) throws(FormatError) in
+            try writeRaw(out)
+        }
+    }
+
+    private func writeRaw(_ b: UnsafeRawBufferPointer) throws(FormatError) {
         var off = 0
         while off < b.count {
             #if canImport(Glibc)

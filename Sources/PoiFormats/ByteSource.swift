@@ -15,9 +15,15 @@ public final class ByteSource {
     /// Most bytes one in-memory `read` returns (pipes and stdin give short reads too).
     private var memoryChunk = ByteSource.chunkSize
     public let name: String
-    /// Bytes handed out so far, and the file's size when it has one: progress and ETA.
-    public private(set) var bytesRead = 0
-    public private(set) var totalBytes: Int?
+    /// Bytes of the file read so far, and the file's size when it has one: progress and ETA.
+    /// Through a decoding stage (gzip, another encoding) these are the file's own bytes, not the
+    /// decoded ones, so the fraction `bytesRead / totalBytes` stays a progress fraction.
+    public var bytesRead: Int { stage?.inputBytesRead ?? rest?.bytesRead ?? ownBytesRead }
+    public var totalBytes: Int? { stage?.inputTotalBytes ?? rest?.totalBytes ?? ownTotalBytes }
+    private var ownBytesRead = 0
+    private var ownTotalBytes: Int?
+    /// Decodes another source's bytes (`GzipStage`, `TranscodingStage`).
+    private var stage: ByteStage?
 
     /// Opens `path` read-only. "-" reads standard input.
     public init(path: String) throws(FormatError) {
@@ -33,7 +39,7 @@ public final class ByteSource {
             close(f)
             throw .cannotOpen(file: path, reason: "is a directory")
         }
-        if (st.st_mode & S_IFMT) == S_IFREG { totalBytes = Int(st.st_size) }
+        if (st.st_mode & S_IFMT) == S_IFREG { ownTotalBytes = Int(st.st_size) }
         fd = f
     }
 
@@ -51,14 +57,24 @@ public final class ByteSource {
         }
     }
 
-    /// Serves `prefix` first, then the rest of `then` (format sniffing without seeking).
-    init(prefix: [UInt8], then rest: ByteSource) {
+    /// Serves `prefix` first, then the rest of `then` (format sniffing without seeking); with
+    /// `failing`, throws that after the prefix instead (the read error that ended the peek).
+    init(prefix: [UInt8], then rest: ByteSource, failing: FormatError? = nil) {
         name = rest.name
         memory = prefix
         self.rest = rest
+        pendingError = failing
     }
 
+    private var pendingError: FormatError?
+
     private var rest: ByteSource?
+
+    /// Serves what `stage` decodes (the name stays the file's: messages name the file).
+    init(name: String, stage: ByteStage) {
+        self.name = name
+        self.stage = stage
+    }
 
     /// Serves `bytes`, at most `chunkSize` of them per `read` (small values exercise the readers'
     /// chunk-boundary handling, as a pipe's short reads would: tests and `make fuzz-formats`).
@@ -75,14 +91,16 @@ public final class ByteSource {
 
     /// Appends up to `chunkSize` bytes to `buffer`; returns how many (0 at end of file).
     public func read(appendingTo buffer: inout [UInt8]) throws(FormatError) -> Int {
+        if let stage { return try stage.read(appendingTo: &buffer) }
         if fd < 0 {
             if memoryOffset == memory.count, let rest {
+                if let e = pendingError { pendingError = nil; throw e }
                 return try rest.read(appendingTo: &buffer)
             }
             let n = min(memoryChunk, memory.count - memoryOffset)
             buffer.append(contentsOf: memory[memoryOffset..<(memoryOffset + n)])
             memoryOffset += n
-            if rest == nil { bytesRead += n }  // a replayed prefix was counted by `rest`
+            if rest == nil { ownBytesRead += n }  // a replayed prefix was counted by `rest`
             return n
         }
         let old = buffer.count
@@ -104,9 +122,18 @@ public final class ByteSource {
             break
         }
         buffer.removeLast(want - got)
-        bytesRead += got
+        ownBytesRead += got
         return got
     }
+}
+
+/// A decoder between a file's bytes and the readers: it hands out decoded bytes in chunks.
+protocol ByteStage: AnyObject {
+    /// Appends decoded bytes to `buffer`; returns how many (0 only at the end of the input).
+    func read(appendingTo buffer: inout [UInt8]) throws(FormatError) -> Int
+    /// The underlying file's bytes consumed so far, and its size when known (progress).
+    var inputBytesRead: Int { get }
+    var inputTotalBytes: Int? { get }
 }
 
 @inline(__always)

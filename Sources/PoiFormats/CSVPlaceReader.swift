@@ -16,7 +16,12 @@ public final class CSVPlaceReader {
     public let notes: [ReadNote]
     public var delimiter: UInt8 { tokenizer.delimiter }
     /// The header line as in the input: a leading BOM, the names as quoted there, its line end.
+    /// Without a header line (`ReadOptions.columns`): only the BOM, if any, and no line end.
     public let rawHeader: RawCSVRecord
+    /// False when `ReadOptions.columns` named the columns: the first line was a record.
+    public let hasHeaderLine: Bool
+    /// The input starts with a UTF-8 BOM (after any decoding).
+    public var hasBOM: Bool { tokenizer.hasBOM }
     private let tokenizer: CSVTokenizer
     /// Items carry their records' raw bytes (`ReadOptions.keepRawRecords`).
     private let keepRaw: Bool
@@ -44,29 +49,38 @@ public final class CSVPlaceReader {
     public init(source: ByteSource, options: ReadOptions = ReadOptions(), parallelism: Int? = nil) throws(FormatError) {
         file = source.name
         tokenizer = try CSVTokenizer(source: source, delimiter: options.delimiter, limits: options.limits)
-        guard try tokenizer.nextHeader() else { throw .emptyFile(file: file) }
-        if tokenizer.overflowed {
-            let limits = options.limits
-            let blank = tokenizer.fieldCount == 0 || (tokenizer.fieldCount == 1 && tokenizer.field(0).isEmpty)
-            throw .invalidHeader(file: file, reason: tokenizer.firstLimitCrossed == .fields
-                ? "the header has more than \(limits.maxFields) columns"
-                : blank ? "more than \(CSVTokenizer.maxBlankLinesBeforeHeader) blank lines and no header line; reading stopped there"
-                : "no header line within the first \(limits.maxRecordBytes) bytes (a header ends with a line break "
-                    + "within the record size limit); reading stopped there")
-        }
-        rawHeader = RawCSVRecord(bytes: (tokenizer.hasBOM ? [0xEF, 0xBB, 0xBF] : []) + tokenizer.raw,
-                                 lineEndLength: tokenizer.lineEndLength, fieldCount: tokenizer.fieldCount,
-                                 unterminatedQuote: tokenizer.unterminatedQuote)
         keepRaw = options.keepRawRecords
         var names: [String] = []
-        for i in 0..<tokenizer.fieldCount {
-            if tokenizer.field(i).contains(0) {
-                throw .invalidHeader(file: file, reason: "column \(i + 1) contains a NUL byte")
+        if let columns = options.columns {
+            // No header line: the first line is a record, the names are the ones given.
+            hasHeaderLine = false
+            names = columns
+            rawHeader = RawCSVRecord(bytes: tokenizer.hasBOM ? [0xEF, 0xBB, 0xBF] : [], lineEndLength: 0,
+                                     fieldCount: columns.count, unterminatedQuote: false)
+        } else {
+            hasHeaderLine = true
+            guard try tokenizer.nextHeader() else { throw .emptyFile(file: file) }
+            if tokenizer.overflowed {
+                let limits = options.limits
+                let blank = tokenizer.fieldCount == 0 || (tokenizer.fieldCount == 1 && tokenizer.field(0).isEmpty)
+                throw .invalidHeader(file: file, reason: tokenizer.firstLimitCrossed == .fields
+                    ? "the header has more than \(limits.maxFields) columns"
+                    : blank ? "more than \(CSVTokenizer.maxBlankLinesBeforeHeader) blank lines and no header line; reading stopped there"
+                    : "no header line within the first \(limits.maxRecordBytes) bytes (a header ends with a line break "
+                        + "within the record size limit); reading stopped there")
             }
-            guard let s = String(validating: tokenizer.field(i), as: UTF8.self) else {
-                throw .invalidHeader(file: file, reason: "column \(i + 1) is not valid UTF-8")
+            rawHeader = RawCSVRecord(bytes: (tokenizer.hasBOM ? [0xEF, 0xBB, 0xBF] : []) + tokenizer.raw,
+                                     lineEndLength: tokenizer.lineEndLength, fieldCount: tokenizer.fieldCount,
+                                     unterminatedQuote: tokenizer.unterminatedQuote)
+            for i in 0..<tokenizer.fieldCount {
+                if tokenizer.field(i).contains(0) {
+                    throw .invalidHeader(file: file, reason: "column \(i + 1) contains a NUL byte")
+                }
+                guard let s = String(validating: tokenizer.field(i), as: UTF8.self) else {
+                    throw .invalidHeader(file: file, reason: "column \(i + 1) is not valid UTF-8")
+                }
+                names.append(s)
             }
-            names.append(s)
         }
         header = names
         roles = options.mapping.plan(header: names)

@@ -281,6 +281,13 @@ public struct ReadOptions: Sendable, Equatable {
     /// ASCII bytes categories text is split on (default `;` and `|`; a cell or property holding
     /// a JSON array of strings is a list whatever these are).
     public var categorySeparators: [UInt8] = Categories.defaultSeparators
+    /// The input's text encoding when it is not UTF-8 (nil: UTF-8, unless a UTF-16 or UTF-32
+    /// byte-order mark says otherwise). Applies to CSV and GeoJSON alike; given, it wins over a BOM.
+    public var encoding: TextEncoding?
+    /// Names of the columns of a CSV file without a header line (as `mongoimport --fields`): the
+    /// first line is then a record like the others, and mapping applies to these names. nil: the
+    /// first line is the header. GeoJSON ignores it.
+    public var columns: [String]?
 
     public init(mapping: FieldMapping = FieldMapping(), delimiter: UInt8? = nil, limits: ReadLimits = ReadLimits(),
                 keepRawRecords: Bool = false) {

@@ -14,6 +14,9 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The column `field` would be read from (by name or by its mapping) is mapped to another
     /// field, `by` (a mapping such as name=lat took the latitude's column).
     case columnTaken(file: String, field: PlaceField, column: String, by: PlaceField)
+    /// The compressed input is damaged at `offset` (a byte offset in the compressed file): the
+    /// bytes decoded before it were read.
+    case damagedCompression(file: String, offset: Int, reason: String)
 
     public var description: String {
         switch self {
@@ -27,6 +30,9 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownFormat(let f): return "\(f): neither CSV nor GeoJSON"
         case .columnTaken(let f, let field, let column, let other):
             return "\(f): no \(field.rawValue) column: column \(column) is mapped to \(other.rawValue)"
+        case .damagedCompression(let f, let offset, let r):
+            return "\(f): damaged gzip data at byte \(offset) of the compressed file: \(r); "
+                + "everything before it was read"
         }
     }
 }

@@ -105,6 +105,7 @@ public struct GeoJSONWriter<Sink: ByteSink> {
         if style == .featureCollection { buffer.append(contentsOf: "\n]}\n".utf8) }
         finished = true
         try flush()
+        try sink.finish()
     }
 
     private mutating func begin() {

@@ -27,6 +27,7 @@ public final class PlaceReader {
     public let file: String
     private let csv: CSVPlaceReader?
     private let geojson: GeoJSONReader?
+    /// The outermost layer: its `bytesRead` is the file's bytes consumed, whichever thread reads them.
     private let source: ByteSource
 
     /// Bytes of the input read so far (readers read a little ahead of the records they return)
@@ -37,22 +38,59 @@ public final class PlaceReader {
     /// the input's bytes per record, so `totalBytes` gives an estimate of its records.
     public var recordsScanned: Int { csv?.recordsScanned ?? geojson!.recordsScanned }
 
+    /// The input was gzip'd (decompressed as it was read).
+    public let isGzip: Bool
+    /// The input's encoding when it is not UTF-8: the one given in `ReadOptions.encoding`, else
+    /// the one its byte-order mark says (a rejects file is written back in it). nil for UTF-8.
+    public let encoding: TextEncoding?
+
     public init(source: ByteSource, options: ReadOptions = ReadOptions()) throws(FormatError) {
         file = source.name
-        self.source = source
-        // Peek through a private buffer, then hand the reader a source replaying it.
-        var head: [UInt8] = []
-        while head.count < 4096, try source.read(appendingTo: &head) > 0 {}
-        let replay = ReplaySource(head: head, rest: source)
-        format = InputFormat.detect(prefix: head[...])
+        let layers = try Self.decoded(source, options: options)
+        self.source = layers.stream
+        isGzip = layers.isGzip
+        encoding = layers.encoding
+        format = InputFormat.detect(prefix: layers.head[...])
         switch format {
         case .csv:
-            csv = try CSVPlaceReader(source: replay.source, options: options)
+            csv = try CSVPlaceReader(source: layers.stream, options: options)
             geojson = nil
         case .geojson:
-            geojson = try GeoJSONReader(source: replay.source, options: options)
+            geojson = try GeoJSONReader(source: layers.stream, options: options)
             csv = nil
         }
+    }
+
+    /// What the format readers read: `source` through the layers its first bytes call for, each
+    /// decided by the bytes it starts with — gzip (magic bytes 1f 8b; inflated on a thread of its
+    /// own: `GzipStage`), then the text encoding (`options.encoding`, else a UTF-16/UTF-32 BOM;
+    /// `TranscodingStage`). `head` is the decoded stream's first bytes (it replays them).
+    static func decoded(_ source: ByteSource, options: ReadOptions) throws(FormatError)
+        -> (stream: ByteSource, head: [UInt8], isGzip: Bool, encoding: TextEncoding?) {
+        var (head, stream) = try peek(source)
+        let isGzip = Gzip.isGzip(head[...])
+        if isGzip {
+            (head, stream) = try peek(ByteSource(name: source.name, stage: GzipStage(compressed: stream)))
+        }
+        let encoding = options.encoding ?? TextEncoding.fromBOM(head[...])
+        if let encoding {
+            (head, stream) = try peek(ByteSource(name: source.name, stage: TranscodingStage(source: stream, encoding: encoding)))
+        }
+        return (stream, head, isGzip, encoding)
+    }
+
+    /// The first bytes of `source` (to decide what it is), and a source that replays them first.
+    /// A read error while peeking (a gzip damaged in its first kilobytes) comes after the bytes
+    /// read before it, as it would have without the peek: the records before it are read.
+    private static func peek(_ source: ByteSource) throws(FormatError) -> ([UInt8], ByteSource) {
+        var head: [UInt8] = []
+        do {
+            while head.count < 4096, try source.read(appendingTo: &head) > 0 {}
+        } catch {
+            if head.isEmpty { throw error }
+            return (head, ByteSource(prefix: head, then: source, failing: error))
+        }
+        return (head, ByteSource(prefix: head, then: source))
     }
 
     public convenience init(path: String, options: ReadOptions = ReadOptions()) throws(FormatError) {
@@ -69,6 +107,10 @@ public final class PlaceReader {
     public var csvDelimiter: UInt8? { csv?.delimiter }
     /// The CSV header line as in the input (BOM and line end included); nil for GeoJSON.
     public var csvRawHeader: RawCSVRecord? { csv?.rawHeader }
+    /// The CSV input has a header line (false when `ReadOptions.columns` named its columns).
+    public var csvHasHeaderLine: Bool { csv?.hasHeaderLine ?? false }
+    /// The CSV input starts with a byte-order mark (in a header-less file, before its first record).
+    public var csvHasBOM: Bool { csv?.hasBOM ?? false }
 
     /// Validates the rest of the input without building places: adds the valid records to
     /// `valid` as it goes (so a read error midway leaves the count so far) and passes each
@@ -86,10 +128,3 @@ public final class PlaceReader {
     }
 }
 
-/// Puts already-read bytes back in front of a source.
-private struct ReplaySource {
-    let source: ByteSource
-    init(head: [UInt8], rest: ByteSource) {
-        source = ByteSource(prefix: head, then: rest)
-    }
-}

@@ -81,7 +81,12 @@ import PoiModel
         let whole: [Outcome]
         do {
             let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
-            precondition(reader.format == format, "sniffed \(reader.format) for a \(format) input")
+            // The byte put in front decides the format of plain input only: a gzip'd or UTF-16
+            // input decodes to what it holds, and is another target's business when that differs.
+            if reader.format != format {
+                precondition(reader.isGzip || reader.encoding != nil, "sniffed \(reader.format) for a \(format) input")
+                return Reads(whole: [], pieces: [], validated: [.valid(0)], stalled: false, misplacedRaw: nil)
+            }
             whole = drain(reader.next, stalled: &stalled)
         } catch {
             whole = [.error(error)]
@@ -104,15 +109,35 @@ import PoiModel
         let source = ByteSource(bytes: bytes, name: name, chunkSize: chunkSize)
         let pieces: [Outcome]
         do {
+            // Through the same layers (gzip, encoding), fed in small pieces.
+            let stream = try PlaceReader.decoded(source, options: options).stream
             switch format {
-            case .csv: pieces = drain(try CSVPlaceReader(source: source, options: options, parallelism: 1).next, stalled: &stalled)
-            case .geojson: pieces = drain(try GeoJSONReader(source: source, options: options).next, stalled: &stalled)
+            case .csv: pieces = drain(try CSVPlaceReader(source: stream, options: options, parallelism: 1).next, stalled: &stalled)
+            case .geojson: pieces = drain(try GeoJSONReader(source: stream, options: options).next, stalled: &stalled)
             }
         } catch {
             pieces = [.error(error)]
         }
-        return Reads(whole: whole, pieces: pieces, validated: validated, stalled: stalled,
-                     misplacedRaw: misplacedRaw(whole, in: bytes))
+        return Reads(whole: whole.map(sansOffset), pieces: pieces.map(sansOffset), validated: validated.map(sansOffset), stalled: stalled,
+                     misplacedRaw: misplacedRaw(whole, in: decodedBytes(bytes, name: name, options: options)))
+    }
+
+    /// Where zlib notices damage depends on how much input it was handed at once (it reads a
+    /// few bytes ahead): the offset is compared only for being there.
+    static func sansOffset(_ o: Outcome) -> Outcome {
+        if case .error(.damagedCompression(let f, _, let r)) = o { return .error(.damagedCompression(file: f, offset: 0, reason: r)) }
+        return o
+    }
+
+    /// The input as the format readers see it (raw records are slices of this): plain input as
+    /// it is, gzip'd or another encoding decoded, up to a read error.
+    static func decodedBytes(_ input: [UInt8], name: String, options: ReadOptions) -> [UInt8] {
+        guard let stream = try? PlaceReader.decoded(ByteSource(bytes: input, name: name), options: options).stream else {
+            return input
+        }
+        var out: [UInt8] = []
+        while (try? stream.read(appendingTo: &out)) ?? 0 > 0 {}
+        return out
     }
 
     /// Raw records must be slices of the input, in input order and not overlapping.

@@ -9,6 +9,8 @@ public struct ConvertOptions: Sendable {
     /// Decimals of coordinates, 0...15.
     /// Decimals coordinates are rounded to; nil: exact, as stored.
     public var precision: Int? = nil
+    /// gzip the output (still temp + rename for a file).
+    public var gzip = false
     public init() {}
 }
 
@@ -51,7 +53,7 @@ public struct ConvertJob {
             throw .file(error)
         }
         let name = output ?? "stdout"
-        var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: name),
+        var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: name, gzip: options.gzip),
                                    style: options.style, precision: options.precision)
         do throws(JobError) {
             while true {

@@ -22,6 +22,8 @@ public struct ExportOptions: Sendable {
     /// such a file as it was and fails (`ConfigurationProblem.emptyResultWouldReplace`), so a
     /// typo in a filter does not wipe yesterday's export.
     public var allowEmpty = false
+    /// gzip the output (still temp + rename for a file).
+    public var gzip = false
 
     public init() {}
 }
@@ -92,7 +94,7 @@ public final class ExportJob {
         do { file = try options.outputPath.map { (p) throws(FileError) in try AtomicFile(path: p) } } catch {
             throw .file(error)
         }
-        var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout"),
+        var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout", gzip: options.gzip),
                                    style: options.style, precision: options.precision)
         var lastProgress = Date.distantPast
         do throws(JobError) {

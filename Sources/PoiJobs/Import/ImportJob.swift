@@ -165,11 +165,20 @@ public final class ImportJob {
             currentReader = nil
         }
         let rejectsPath = options.rejectsPath ?? uniqueDefaultRejectsPath(for: file, format: reader.format)
-        let style: RejectsWriter.Style = reader.format == .csv
-            ? .csv(header: reader.csvRawHeader ?? RawCSVRecord(bytes: [], lineEndLength: 0, fieldCount: 0),
-                   delimiter: reader.csvDelimiter ?? UInt8(ascii: ","))
-            : .geojson
-        let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects, inputs: inputs)
+        let delimiter = reader.csvDelimiter ?? UInt8(ascii: ",")
+        let style: RejectsWriter.Style
+        if reader.format == .geojson {
+            style = .geojson
+        } else if reader.csvHasHeaderLine {
+            style = .csv(header: reader.csvRawHeader ?? RawCSVRecord(bytes: [], lineEndLength: 0, fieldCount: 0), delimiter: delimiter)
+        } else {
+            // Header-less (its columns named by the options): the rejects file names them in a
+            // header line all the same (why: RejectsWriter).
+            style = .csv(header: RejectsWriter.headerNaming(columns: reader.csvHeader ?? [], delimiter: delimiter,
+                                                            bom: reader.csvHasBOM), delimiter: delimiter)
+        }
+        let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects, inputs: inputs,
+                                    encoding: reader.encoding)
         let fileIndex = runFiles.count
         runFiles.append((file, reader.format))
         var keyAnnouncement = KeyAnnouncement(file: file, reader: reader, mapping: options.read.mapping)
@@ -178,10 +187,13 @@ public final class ImportJob {
         let resolver = Result { () throws(ImageReferenceError) in try ImagePathResolver(root: imagesRoot) }
 
         var window: [Pending] = []
+        // A read error midway (a damaged gzip, a failing disk) ends the file, but the rows read
+        // before it are good rows: they are written, and their rejects kept, before it is thrown.
+        var readFailure: FormatError?
         do throws(JobError) {
             while true {
                 let item: ReadItem?
-                do { item = try reader.next() } catch { throw JobError.input(error) }
+                do { item = try reader.next() } catch { readFailure = error; break }
                 guard let item else { break }
                 summary.rowsRead += 1
                 switch item {
@@ -209,6 +221,7 @@ public final class ImportJob {
             throw error
         }
         if rejects.count > 0 && writesRejects { summary.rejectsFiles.append(rejectsPath) }
+        if let readFailure { throw .input(readFailure) }
     }
 
     /// A key appears once per run (DESIGN.md §4). A record whose key was seen earlier in the run:

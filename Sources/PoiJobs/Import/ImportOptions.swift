@@ -49,6 +49,8 @@ public struct ImportOptions: Sendable {
         let slash = input.lastIndex(of: "/")
         let dir = slash.map { String(input[...$0]) } ?? ""
         var base = slash.map { String(input[input.index(after: $0)...]) } ?? input
+        // places.csv.gz → places.rejects.csv: the rejects file is not compressed.
+        if base.lowercased().hasSuffix(".gz"), base.count > 3 { base.removeLast(3) }
         if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
         return dir + base + (format == .csv ? ".rejects.csv" : ".rejects.geojson")
     }

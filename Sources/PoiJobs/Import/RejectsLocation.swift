@@ -25,6 +25,7 @@ public enum RejectsLocation {
         } else {
             name = FilePaths.lastComponent(of: input)
             if FilePaths.lastComponent(of: FilePaths.folder(of: input)) == "fd" { name = "fd" + name }  // /dev/fd/63
+            if name.lowercased().hasSuffix(".gz"), name.count > 3 { name.removeLast(3) }
             if let dot = name.lastIndex(of: "."), dot != name.startIndex { name = String(name[..<dot]) }
         }
         let environment = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
@@ -35,7 +36,8 @@ public enum RejectsLocation {
 
     /// Whether `path` is a rejects file a PoiKit import wrote: its name ends in `.rejects.csv` or
     /// `.rejects.geojson` AND its content is one (a CSV header ending in `_line,_field,_reason`
-    /// with the file's delimiter; a FeatureCollection whose features carry `_feature`). Only
+    /// with the file's delimiter, also in UTF-16/UTF-32 after a BOM; a FeatureCollection whose
+    /// features carry `_feature`). Only
     /// regular files are looked at: a pipe's bytes are never consumed here.
     public static func isOwnRejectsFile(_ path: String) -> Bool {
         let name = FilePaths.lastComponent(of: path).lowercased()
@@ -49,7 +51,10 @@ public enum RejectsLocation {
         var head = [UInt8](repeating: 0, count: 1 << 16)
         let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard n > 0 else { return false }
-        var text = String(decoding: head[..<n], as: UTF8.self)
+        var bytes = Array(head[..<n])
+        // A rejects file of a UTF-16/UTF-32 input is written in its encoding, BOM first.
+        if let encoding = TextEncoding.fromBOM(bytes[...]) { bytes = encoding.decode(bytes) }
+        var text = String(decoding: bytes, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         if isCSV {
             let firstLine = text.prefix { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }

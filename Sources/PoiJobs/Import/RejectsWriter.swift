@@ -8,6 +8,14 @@ import PoiModel
 /// `_reason`, then their own line end; GeoJSON gets a FeatureCollection of the features as
 /// written, with `_feature`, `_field`, `_reason` spliced into their properties. Written
 /// atomically when the run ends; nothing is written without rejects.
+///
+/// A CSV input in another encoding (`PlaceReader.encoding`: given, or a UTF-16/UTF-32 BOM) gets
+/// its rejects back in that encoding, BOM included when the input had one, so the rows are the
+/// input's bytes. A CSV input without a header line (its columns named by `ReadOptions.columns`)
+/// gets a rejects file with one all the same, naming the columns given plus the reason columns
+/// (`headerNaming(columns:delimiter:bom:)`): it is then recognised as a rejects file (skipped
+/// among a run's inputs, removed by a later run without rejects, as any other) and reads back
+/// without the names being given again. GeoJSON rejects are UTF-8, as RFC 8259 wants JSON.
 final class RejectsWriter {
     enum Style {
         /// `header` as the reader found it (`PlaceReader.csvRawHeader`).
@@ -26,19 +34,22 @@ final class RejectsWriter {
     private var file: AtomicFile?
     private var buffer: [UInt8] = []
     private(set) var count = 0
+    /// Converts the UTF-8 rows back to the input's encoding (CSV in another encoding only).
+    private let encoder: TextEncoding.Encoder?
 
-    init(path: String, style: Style, enabled: Bool = true, inputs: [String] = []) {
+    init(path: String, style: Style, enabled: Bool = true, inputs: [String] = [], encoding: TextEncoding? = nil) {
         self.path = path
         self.style = style
         self.enabled = enabled
         self.inputs = inputs
+        if case .csv = style, let encoding { encoder = TextEncoding.Encoder(encoding) } else { encoder = nil }
     }
 
     func add(_ reject: Reject, raw: RawRecord?) throws(FormatError) {
         guard enabled else { count += 1; return }
         if file == nil {
             do { file = try AtomicFile(path: path, refusing: inputs) } catch { throw .writeFailed(file: path, reason: error.reason) }
-            writeHeader()
+            writeHeader(first: raw)
         }
         switch style {
         case .csv(let header, let delimiter):
@@ -99,7 +110,7 @@ final class RejectsWriter {
         file = nil
     }
 
-    private func writeHeader() {
+    private func writeHeader(first: RawRecord?) {
         switch style {
         case .csv(let header, let delimiter):
             buffer.append(contentsOf: header.content)
@@ -107,17 +118,35 @@ final class RejectsWriter {
                 buffer.append(delimiter)
                 buffer.append(contentsOf: name.utf8)
             }
-            buffer.append(contentsOf: header.lineEnd.isEmpty ? [0x0D, 0x0A] : header.lineEnd)
+            // A header without a line end (made for a header-less input) takes the first
+            // rejected row's, so the file does not mix line ends; CRLF (RFC 4180) failing that.
+            var lineEnd: ArraySlice<UInt8> = header.lineEnd
+            if lineEnd.isEmpty, case .csv(let record)? = first, record.lineEndLength > 0 { lineEnd = record.lineEnd }
+            buffer.append(contentsOf: lineEnd.isEmpty ? [0x0D, 0x0A] : lineEnd)
         case .geojson:
             buffer.append(contentsOf: #"{"type":"FeatureCollection","features":["#.utf8)
         }
+    }
+
+    /// The header line of a header-less input's rejects file: the names its columns were given,
+    /// quoted where CSV needs it, after the input's BOM if it had one. No line end of its own:
+    /// it takes the first rejected row's (`writeHeader`).
+    static func headerNaming(columns: [String], delimiter: UInt8, bom: Bool) -> RawCSVRecord {
+        let writer = RejectsWriter(path: "", style: .geojson, enabled: false)
+        for (i, name) in columns.enumerated() {
+            if i > 0 { writer.buffer.append(delimiter) }
+            writer.appendCSVField(name, delimiter: delimiter)
+        }
+        return RawCSVRecord(bytes: (bom ? [0xEF, 0xBB, 0xBF] : []) + writer.buffer, lineEndLength: 0, fieldCount: columns.count)
     }
 
     private func flush() throws(FormatError) {
         guard let file, !buffer.isEmpty else { return }
         var sink = FileDescriptorSink(fd: file.fd, name: path)
         var failure: FormatError?
-        buffer.withUnsafeBytes { raw in
+        // The buffer holds whole rows, so whole characters: each flush converts on its own.
+        let bytes = encoder.map { $0.encode(buffer) } ?? buffer
+        bytes.withUnsafeBytes { raw in
             do throws(FormatError) { try sink.write(raw) } catch { failure = error }
         }
         if let failure { throw failure }

@@ -56,7 +56,7 @@ struct CheckCommand: ParsableCommand {
     func run() throws {
         let out = BufferedOutput()
         let listed = RejectList(limit: Self.maxListedRejects)
-        let job = CheckJob(files: files, options: mapping.readOptions) { [json, quiet] event in
+        let job = CheckJob(files: files, options: try mapping.readOptions()) { [json, quiet] event in
             if case .note(let n) = event {
                 if !quiet { out.flush(); Console.writeError(noteLine(n) + "\n") }
                 return

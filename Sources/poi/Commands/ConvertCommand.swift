@@ -37,6 +37,9 @@ struct ConvertCommand: ParsableCommand {
     @Flag(help: "Write GeoJSON Text Sequences (RFC 8142) instead of a FeatureCollection.")
     var seq = false
 
+    @Flag(help: "gzip the output (implied by an -o name ending in .gz).")
+    var gzip = false
+
     @Option(help: ArgumentHelp("Round coordinates to this many decimals, 0 to 15 (default: exact, as read).",
                                valueName: "n"))
     var precision: Int?
@@ -57,9 +60,10 @@ struct ConvertCommand: ParsableCommand {
 
     func run() throws {
         var options = ConvertOptions()
-        options.read = mapping.readOptions
+        options.read = try mapping.readOptions()
         options.style = seq ? .sequence : .featureCollection
         options.precision = precision
+        options.gzip = gzip || output.lowercased().hasSuffix(".gz")
         let quiet = quiet
         let job = ConvertJob(input: input, output: output == "-" ? nil : output, options: options) { event in
             if case .rejected(let r) = event, !quiet { printError(rejectLine(r)) }

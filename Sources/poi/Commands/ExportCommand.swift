@@ -69,6 +69,9 @@ struct ExportCommand: ParsableCommand {
     @Flag(help: "Write GeoJSON Text Sequences (RFC 8142) instead of a FeatureCollection.")
     var seq = false
 
+    @Flag(help: "gzip the output (implied by an -o name ending in .gz).")
+    var gzip = false
+
     @Option(help: ArgumentHelp("Round coordinates to this many decimals, 0-15 (default: exact, as stored).",
                                valueName: "n"))
     var precision: Int?
@@ -110,6 +113,7 @@ struct ExportCommand: ParsableCommand {
         options.style = seq ? .sequence : .featureCollection
         options.precision = precision
         options.outputPath = outputFile
+        options.gzip = gzip || (outputFile?.lowercased().hasSuffix(".gz") ?? false)
         if outputFile == nil && Console.closedAtStart.contains(1) {
             printError("standard output is closed; give the GeoJSON a file with -o")
             throw ExitStatus.failure

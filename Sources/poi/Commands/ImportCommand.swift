@@ -114,7 +114,7 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         var options = ImportOptions()
-        options.read = mapping.readOptions
+        options.read = try mapping.readOptions()
         options.imagesDir = imagesDir
         options.thumbnail = try thumbnails.spec()
         options.thumbnailIsExplicit = thumbnails.isExplicit

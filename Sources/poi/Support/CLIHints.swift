@@ -39,7 +39,9 @@ enum CLIHints {
     static func hint(for error: FormatError) -> String? {
         switch error {
         case .missingColumn(_, let field, _):
-            return "Name it with --field \(field.rawValue)=COLUMN."
+            return "Name it with --field \(field.rawValue)=COLUMN, or name the columns of a file without a header line with --columns."
+        case .invalidHeader(_, let reason) where reason.contains("not valid UTF-8"):
+            return "If the file is in another encoding, name it with --encoding (e.g. --encoding cp1252)."
         case .columnTaken(_, let field, _, let other):
             return "Map \(other.rawValue) to another column, or name the \(field.rawValue) column with --field \(field.rawValue)=COLUMN."
         default:

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PoiFiles
 import PoiFormats
 import PoiModel
 
@@ -22,7 +23,32 @@ struct FieldMappingOptions: ParsableArguments {
                                valueName: "chars"))
     var categorySeparator: CategorySeparators?
 
+    @Option(help: ArgumentHelp("Text encoding of the input when it is not UTF-8, as iconv names it: cp1252, "
+                               + "windows-1252, latin1, iso-8859-15, utf-16le... (default: UTF-8, or what a UTF-16 "
+                               + "or UTF-32 byte-order mark says). Rejects files are written back in it.",
+                               valueName: "name"))
+    var encoding: String?
+
+    @Option(help: ArgumentHelp("Names of the columns of a CSV file without a header line, in order, e.g. "
+                               + "name,lat,lon (as mongoimport --fields): the first line is then a record; "
+                               + "--field maps these names. Its rejects file gets a header line naming them.",
+                               valueName: "names"))
+    var columns: String?
+
+    @Option(help: ArgumentHelp("Like --columns, one name a line, read from FILE.", valueName: "file"))
+    var columnsFile: String?
+
     func validate() throws {
+        if let encoding, !TextEncoding.isKnown(name: encoding) {
+            throw ValidationError("--encoding \(encoding): unknown encoding; iconv names such as "
+                                  + TextEncoding.examples.joined(separator: ", ") + " (iconv -l lists them all)")
+        }
+        if columns != nil && columnsFile != nil {
+            throw ValidationError("--columns and --columns-file both name the columns: give one")
+        }
+        if let columns, columns.trimmingCharacters(in: " ").isEmpty {
+            throw ValidationError("--columns: no column names given")
+        }
         var seen: [PlaceField: String] = [:]
         for f in fields {
             if let old = seen[f.field], old != f.column {
@@ -32,11 +58,30 @@ struct FieldMappingOptions: ParsableArguments {
         }
     }
 
-    /// The reader options.
-    var readOptions: ReadOptions {
+    /// The reader options (reads --columns-file: a file that cannot be read is a usage error).
+    func readOptions() throws -> ReadOptions {
         var options = ReadOptions(mapping: FieldMapping(overrides: Dictionary(fields.map { ($0.field, $0.column) }, uniquingKeysWith: { a, _ in a })),
                                   delimiter: delimiter?.byte)
         if let categorySeparator { options.categorySeparators = categorySeparator.bytes }
+        if let encoding { options.encoding = TextEncoding(name: encoding) }
+        if let columns {
+            options.columns = columns.split(separator: ",", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: " ") }
+        } else if let columnsFile {
+            let bytes: [UInt8]
+            do { bytes = try WholeFile.read(columnsFile, limit: 1 << 20) } catch {
+                throw ValidationError("--columns-file \(columnsFile): \(error)")
+            }
+            guard var text = String(validating: bytes, as: UTF8.self) else {
+                throw ValidationError("--columns-file \(columnsFile): not UTF-8 text")
+            }
+            if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+            var names = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+                .map { $0.trimmingCharacters(in: " ") }
+            while names.last?.isEmpty == true { names.removeLast() }
+            guard !names.isEmpty else { throw ValidationError("--columns-file \(columnsFile): no column names in it") }
+            options.columns = names
+        }
         return options
     }
 
@@ -129,4 +174,17 @@ struct RejectRecord: Encodable {
         field = r.field
         reason = r.reason
     }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: Character) -> String {
+        var s = self
+        while s.first == set { s.removeFirst() }
+        while s.last == set { s.removeLast() }
+        return String(s)
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: Character) -> String { Substring(self).trimmingCharacters(in: set) }
 }
