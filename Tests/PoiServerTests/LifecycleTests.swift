@@ -56,17 +56,10 @@ struct LifecycleTests {
         let uri = try #require(Live.uri)
         guard let schemeEnd = uri.range(of: "mongodb://") else { return }
         let withPassword = uri.replacingCharacters(in: schemeEnd, with: "mongodb://poikit:hunter2secret@")
-        let p = Process()
-        p.executableURL = ServeHarness.binary
-        p.arguments = ["serve", "--uri", withPassword, "--db", "poikit_test_serve_password", "--uploads", NSTemporaryDirectory(),
-                       "--port", "0", "--server-timeout", "2"]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 3, "\(text)")
+        let (text, status) = try runToEnd(ServeHarness.binary, ["serve", "--uri", withPassword, "--db", "poikit_test_serve_password",
+                                                                 "--uploads", NSTemporaryDirectory(), "--port", "0",
+                                                                 "--server-timeout", "2"], stderr: true)
+        #expect(status == 3, "\(text)")
         #expect(text.contains("authentication"), "\(text)")
         #expect(!text.contains("hunter2secret"))
     }

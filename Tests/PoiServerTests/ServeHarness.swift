@@ -154,16 +154,7 @@ final class ServeHarness: @unchecked Sendable {
         }
         defer { if let bodyFile { unlink(bodyFile) } }
         args.append((base ?? self.base) + path)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        p.arguments = args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let code = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let status = Int(String(decoding: code, as: UTF8.self)) ?? 0
+        let status = Int(try runToEnd(curl, args).text) ?? 0
         var headerMap: [String: String] = [:]
         let raw = (try? String(contentsOfFile: headersOut, encoding: .utf8)) ?? ""
         for line in raw.split(whereSeparator: \.isNewline) {
@@ -236,4 +227,21 @@ enum Loopback {
         close(fd)
         return port
     }
+}
+
+let curl = URL(fileURLWithPath: "/usr/bin/curl")
+
+/// Runs a program to its end: what it wrote to standard output (or, with `stderr`, to standard
+/// error; the other stream is dropped) and its exit status.
+func runToEnd(_ executable: URL, _ arguments: [String], stderr: Bool = false) throws -> (text: String, status: Int32) {
+    let p = Process()
+    p.executableURL = executable
+    p.arguments = arguments
+    let captured = Pipe()
+    p.standardOutput = stderr ? FileHandle.nullDevice : captured
+    p.standardError = stderr ? captured : FileHandle.nullDevice
+    try p.run()
+    let data = captured.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (String(decoding: data, as: UTF8.self), p.terminationStatus)
 }

@@ -202,7 +202,7 @@ struct ServeTrialFindingsTests {
         try stderrPipe.fileHandleForReading.close()  // whatever read stderr is gone
         let range = try #require(text.range(of: "listening on http://127.0.0.1:"), "no listening line: \(text)")
         let port = try #require(Int(text[range.upperBound...].prefix(while: \.isNumber)))
-        let r = try trialCurl(["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/healthz"])
+        let r = try runToEnd(curl, ["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/healthz"]).text
         #expect(r == "200", "GET /healthz with stderr's reader gone: \(r)")
         usleep(500_000)
         #expect(p.isRunning, "poi serve died (status \(p.isRunning ? 0 : p.terminationStatus))")
@@ -234,16 +234,9 @@ struct ServeTrialFindingsTests {
         let (fd, port) = Loopback.bound()
         defer { close(fd) }
         try #require(listen(fd, 1) == 0)
-        let p = Process()
-        p.executableURL = ServeHarness.binary
-        p.arguments = ["serve", "--uri", uri, "--db", "poikit_test_t14_busy", "--uploads", NSTemporaryDirectory(), "--port", String(port)]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 3)
+        let (text, status) = try runToEnd(ServeHarness.binary, ["serve", "--uri", uri, "--db", "poikit_test_t14_busy",
+                                                                "--uploads", NSTemporaryDirectory(), "--port", String(port)], stderr: true)
+        #expect(status == 3)
         #expect(text.contains("127.0.0.1:\(port)"), "\(text)")
     }
 
@@ -503,18 +496,4 @@ private func trialPeakRSSKB(_ pid: Int32) -> Int {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
     return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0
-}
-
-/// curl's stdout.
-private func trialCurl(_ arguments: [String]) throws -> String {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    p.arguments = arguments
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
 }
