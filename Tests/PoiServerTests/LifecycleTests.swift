@@ -63,4 +63,12 @@ struct LifecycleTests {
         #expect(text.contains("authentication"), "\(text)")
         #expect(!text.contains("hunter2secret"))
     }
+
+    /// `--files-cache-seconds -1` said "Missing value" (the parser took `-1` for an option):
+    /// a negative value is refused with the option's range, before anything starts.
+    @Test func aNegativeFilesCacheAgeIsRefusedWithItsRange() throws {
+        let (text, status) = try runToEnd(ServeHarness.binary, ["serve", "--files-cache-seconds", "-1"], stderr: true)
+        #expect(status == 2)
+        #expect(text.contains("--files-cache-seconds must be 0...86400, got -1.0"), "\(text)")
+    }
 }

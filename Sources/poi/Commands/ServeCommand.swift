@@ -56,7 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Write the access log as JSON lines.")
     var jsonLog = false
 
-    @Option(help: ArgumentHelp("How long a files document read once is served without asking the database again "
+    // `.unconditional`: `-1` is a value to refuse with the range, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("How long a files document read once is served without asking the database again "
                                + "(a file deleted by another kind of client stops being served after this).", valueName: "seconds"))
     var filesCacheSeconds: Double = 30
 
