@@ -30,8 +30,13 @@ public final class TemporaryFiles: Sendable {
     /// Removes every registered temporary file, then lets the signal end the process as it would
     /// have (exit status 128 + signal), so a shell or cron sees the interruption. Signals are
     /// received on a Dispatch queue, not in a signal handler, so the cleanup may take locks and
-    /// allocate. Call once, early.
-    public func removeOnTerminationSignals(_ signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]) {
+    /// allocate. Call once, early. `lastWords` runs after the cleanup and before the process
+    /// ends, with the signal's number: the command line uses it to keep `--json`'s promise of one
+    /// object on stdout.
+    public func removeOnTerminationSignals(
+        _ signals: [Int32] = [SIGINT, SIGTERM, SIGHUP],
+        lastWords: @escaping @Sendable (Int32) -> Void = { _ in }
+    ) {
         sources.withLock { installed in
             guard installed.isEmpty else { return }
             // A parent may have started us with these blocked (the mask survives exec): unblock
@@ -45,6 +50,7 @@ public final class TemporaryFiles: Sendable {
                 let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
                 source.setEventHandler { [self] in
                     for path in paths.withLock({ $0 }) { unlink(path) }
+                    lastWords(sig)
                     signal(sig, SIG_DFL)
                     // To the process, not this thread: Dispatch's worker threads block signals,
                     // so raise() here would leave it pending and the job running.

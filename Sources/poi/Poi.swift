@@ -8,7 +8,7 @@ struct Poi: AsyncParsableCommand {
         abstract: "Batch tools for point-of-interest data in MongoDB: import, export, thumbnails.",
         discussion: """
         Exit status: 0 all good, 1 finished with rejected rows or files, 2 usage or configuration \
-        error, 3 database or I/O failure.
+        error, 3 database or I/O failure, 128 + the signal when interrupted (130 Ctrl-C, 143 SIGTERM).
 
         The database URI comes from --uri, else $MONGODB_URI, else mongodb://127.0.0.1:27017. \
         Progress is shown on a terminal only; under cron nothing but problems reach stderr, and \

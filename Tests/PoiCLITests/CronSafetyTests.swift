@@ -279,4 +279,25 @@ import Testing
                                   + "Map name to another column, or name the latitude column with --field latitude=COLUMN."),
                 "\(r.stderr)")
     }
+
+    /// A cron line under timeout(1) ends with SIGTERM; Ctrl-C is SIGINT. `--json` still prints its
+    /// one object, the exit status stays the signal's (before: nothing on stdout at all).
+    @Test(arguments: [("TERM", 143), ("INT", 130)])
+    func aSignalStillPrintsTheJSONObject(signal: String, status: Int) throws {
+        let dir = try Self.scratch("signal-" + signal)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A FIFO held open for writing keeps `poi check -` waiting for input; the second gives it
+        // time to start (a signal before the handler is installed would kill it silently).
+        let r = try Self.shell("""
+            mkfifo in; exec 3<>in
+            "$POI" check - --json <in & pid=$!
+            sleep 2; kill -\(signal) $pid; wait $pid; echo "status=$?" >&2
+            """, in: dir)
+        #expect(r.stderr.hasSuffix("status=\(status)\n"), "\(r.stderr)")
+        let message = "interrupted by SIG\(signal); run the command again to finish"
+        #expect(r.stderr.contains("poi: " + message), "\(r.stderr)")
+        let object = try #require(Self.object(r.stdout), "stdout: \(r.stdout)")
+        #expect(object["error"] as? String == message)
+        #expect(object["exitStatus"] as? Int == status)
+    }
 }

@@ -24,7 +24,15 @@ enum Console {
     /// graceful shutdown that lets requests finish), so it asks for the descriptors only.
     static func start(handlingTerminationSignals: Bool = true) {
         _ = closedAtStart
-        if handlingTerminationSignals { TemporaryFiles.shared.removeOnTerminationSignals() }
+        guard handlingTerminationSignals else { return }
+        TemporaryFiles.shared.removeOnTerminationSignals { signal in
+            // A cron job under timeout(1) ends with SIGTERM; the script reading --json must
+            // still get its object. What was written stays written: a rerun finishes the job.
+            let name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)"
+            let message = "interrupted by \(name); run the command again to finish"
+            printError(message)
+            JSONFailure.report(message, exitStatus: 128 + signal)
+        }
     }
 
     /// Writes all of `text` to stdout, or throws the reason it could not.
@@ -79,7 +87,8 @@ func printJSON<T: Encodable>(_ value: T) throws {
 /// failure in its report), so a script reading stdout never gets nothing. The exit status is
 /// the same as without `--json`.
 enum JSONFailure {
-    /// Set by `printJSON` (written on the main thread only, before the command ends).
+    /// Set by `printJSON`: on the main thread before the command ends, or by the termination
+    /// signal's last words, after which the process ends.
     nonisolated(unsafe) static var objectPrinted = false
     /// The last message `printError` printed: the reason the command failed.
     nonisolated(unsafe) static var lastError: String?
