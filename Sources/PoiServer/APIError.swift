@@ -21,6 +21,8 @@ enum APIError: Error, Sendable {
     case imageTooLarge(String)
     /// The server cannot do this now (out of memory, shutting down); the client may retry.
     case unavailable(String)
+    /// A database call got no answer within the request's deadline (query timeout plus margin).
+    case databaseTimeout(Duration)
     case unsupportedMediaType(String)
     case rangeNotSatisfiable(length: Int)
     case store(StoreError)
@@ -32,7 +34,7 @@ enum APIError: Error, Sendable {
         case .unauthorized: return .unauthorized
         case .fileNotFound, .notFound: return .notFound
         case .payloadTooLarge, .imageTooLarge: return .contentTooLarge
-        case .unavailable: return .serviceUnavailable
+        case .unavailable, .databaseTimeout: return .serviceUnavailable
         case .unsupportedMediaType: return .unsupportedMediaType
         case .rangeNotSatisfiable: return .rangeNotSatisfiable
         case .store(let error):
@@ -81,6 +83,9 @@ enum APIError: Error, Sendable {
         case .payloadTooLarge(let limit): return "the body is larger than the \(limit)-byte limit"
         case .unsupportedMediaType(let m): return m
         case .imageTooLarge(let m), .unavailable(let m): return m
+        case .databaseTimeout(let limit):
+            let ms = limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
+            return "the database did not answer within \(Double(ms) / 1000) s"
         case .rangeNotSatisfiable: return "range not satisfiable"
         case .store(let error):
             switch error {

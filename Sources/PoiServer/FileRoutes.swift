@@ -40,7 +40,7 @@ struct FileRoutes: Sendable {
 
     private func receiveRaw(_ request: Request, type: AcceptedImageType) async throws(APIError) -> StagedBody {
         var stager = try await Stager.open(directory: store.stagingDirectory, name: store.stagedFileName(),
-                                           limit: configuration.maxUpload, pool: store.pool)
+                                           limit: configuration.maxUpload, pool: store.diskPool)
         stager.expected = type
         do {
             do {
@@ -65,7 +65,7 @@ struct FileRoutes: Sendable {
             throw .badRequest("multipart/form-data needs a boundary")
         }
         var stager = try await Stager.open(directory: store.stagingDirectory, name: store.stagedFileName(),
-                                           limit: configuration.maxUpload, pool: store.pool)
+                                           limit: configuration.maxUpload, pool: store.diskPool)
         let parser = MultipartParser(boundary: boundary)
         let part = MultipartFilePart()
         part.install(on: parser)
@@ -154,7 +154,7 @@ struct FileRoutes: Sendable {
 
     /// Removes a staged upload that will not be stored (`putStaged` consumes it otherwise).
     private func discardStaged(_ path: String) async {
-        if (try? await store.pool.runIfActive { unlink(path) }) == nil { unlink(path) }
+        if (try? await store.diskPool.runIfActive { unlink(path) }) == nil { unlink(path) }
     }
 
     /// Decodes straight from the page cache (mmap): the upload is never copied into memory whole.
@@ -202,7 +202,7 @@ struct FileRoutes: Sendable {
         }
 
         if let path = store.diskPath(of: file) {
-            let pool = store.pool
+            let pool = store.diskPool
             let opened: (size: Int, whole: ByteBuffer?, open: OpenFile?)
             do {
                 opened = try await pool.runIfActive { try Self.openForDownload(path: path, wantBytes: !head) }

@@ -44,7 +44,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Most documents one GET /:collection returns.", valueName: "n"))
     var maxResults = 1000
 
-    @Option(help: ArgumentHelp("Server-side time limit of each query (maxTimeMS).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Server-side time limit of each query (maxTimeMS); a database that does not answer "
+                               + "within it plus 2 s fails the request with 503.", valueName: "seconds"))
     var queryTimeout: Double = 10
 
     @Option(help: ArgumentHelp("Require Authorization: Bearer TOKEN for writes (default: $POI_WRITE_TOKEN).", valueName: "token"))
@@ -86,7 +87,12 @@ struct ServeCommand: AsyncParsableCommand {
         // As servers do: a peer or a log reader that went away is an EPIPE to handle where it
         // happens (a dropped log line, a closed connection), never a signal that ends the process.
         signal(SIGPIPE, SIG_IGN)
-        let connection = try database.connect()
+        // A call waits for its reply at most the query timeout plus the margin: a stalled
+        // database (a paused process, a peer that never answers) fails requests with 503 and
+        // frees their threads, instead of holding both for libmongoc's 300 s.
+        let margin = Double(ServerConfiguration.databaseMarginSeconds)
+        let connection = try database.connect(socketTimeout: queryTimeout + margin)
+        let health = try database.connect(probe: Double(ServerConfiguration().healthTimeoutSeconds))
         let dbName = database.databaseName(for: connection)
         let db = MongoDatabase(connection: connection, name: dbName)
         let files = try storage.fileStore(database: db)
@@ -104,7 +110,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.filesCacheSeconds = filesCacheSeconds
         config.stagingDirectory = NSTemporaryDirectory()
 
-        let server = PoiServer(configuration: config, database: db, files: files)
+        let server = PoiServer(configuration: config, database: db, files: files, healthConnection: health)
         let where_ = storage.gridfs ? "GridFS" : "uploads \(storage.uploads)"
         let host = self.host
         let writes = config.writeToken == nil ? "open" : "need a bearer token"
