@@ -71,7 +71,8 @@ public struct PoiServer: Sendable {
         let listening = ListeningState()
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(additionalChannelHandlers: [ExpectContinueHandler()])),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ExpectContinueHandler()],
+                                                idleTimeout: .milliseconds(configuration.idleTimeoutMS))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: nil),
             onServerRunning: { channel in

@@ -16,6 +16,10 @@ public struct ServerConfiguration: Sendable {
     /// libmongoc the same sum as its socket timeout, so a thread held by a stalled call is freed
     /// about when its client is told.
     public static let databaseMarginSeconds = 2
+    /// A connection whose client sends nothing for this long is closed: between requests, and
+    /// in the middle of a request's head or body (slow-loris clients). A response being sent is
+    /// not cut (Hummingbird's idle handler waits while a request is answered).
+    public var idleTimeoutMS: Int64 = 60_000
     /// When set, every write needs `Authorization: Bearer <token>`; reads stay open.
     public var writeToken: String?
     /// `Access-Control-Allow-Origin` value; no CORS headers at all when nil.

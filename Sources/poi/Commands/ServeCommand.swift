@@ -26,6 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
           poi serve --uploads /srv/app/uploads --port 8080
           poi serve --host 0.0.0.0 --gridfs --write-token "$TOKEN" --cors https://app.example.com
           POI_WRITE_TOKEN=secret poi serve --max-upload 20000000 --json-log
+          poi serve --query-timeout 5 --idle-timeout 30     (behind a load balancer probing /healthz)
         """
     )
 
@@ -48,6 +49,11 @@ struct ServeCommand: AsyncParsableCommand {
                                + "within it plus 2 s fails the request with 503.", valueName: "seconds"))
     var queryTimeout: Double = 10
 
+    @Option(help: ArgumentHelp("Close a connection whose client sends nothing for this long: between requests, and "
+                               + "in the middle of a request's head or body (a response being sent is never cut).",
+                               valueName: "seconds"))
+    var idleTimeout: Double = 60
+
     @Option(help: ArgumentHelp("Require Authorization: Bearer TOKEN for writes (default: $POI_WRITE_TOKEN).", valueName: "token"))
     var writeToken: String?
 
@@ -68,6 +74,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxResults > 0 else { throw ValidationError("--max-results must be at least 1") }
         guard filesCacheSeconds >= 0, filesCacheSeconds <= 86_400 else {
             throw ValidationError("--files-cache-seconds must be 0...86400, got \(filesCacheSeconds)")
+        }
+        guard idleTimeout > 0, idleTimeout <= 86_400 else {
+            throw ValidationError("--idle-timeout must be more than 0 and at most 86400 seconds, got \(idleTimeout)")
         }
         guard queryTimeout > 0, queryTimeout <= 3600 else {
             throw ValidationError("--query-timeout must be more than 0 and at most 3600 seconds, got \(queryTimeout)")
@@ -103,6 +112,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.maxUpload = maxUpload
         config.maxResults = maxResults
         config.queryTimeoutMS = Int(queryTimeout * 1000)
+        config.idleTimeoutMS = Int64(idleTimeout * 1000)
         let envToken = ProcessInfo.processInfo.environment["POI_WRITE_TOKEN"]
         config.writeToken = writeToken ?? (envToken?.isEmpty == false ? envToken : nil)
         config.corsOrigin = cors

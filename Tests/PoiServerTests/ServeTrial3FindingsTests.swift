@@ -1,0 +1,129 @@
+import Foundation
+import PoiStore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback connection to a test server, for what curl cannot do: send a request a byte at a
+/// time, read a little of a response and go away. Every wait has a deadline.
+final class RawConnection {
+    let fd: Int32
+
+    /// `receiveBuffer`: a small SO_RCVBUF, so the kernel holds little of a download for a client
+    /// that stops reading.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(fd); throw HarnessError("connect failed") }
+    }
+
+    deinit { close(fd) }
+
+    @discardableResult
+    func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return false }
+            sent += n
+        }
+        return true
+    }
+
+    /// Reads until `count` bytes arrived, the peer closed, or `seconds` passed; what arrived.
+    func receive(atLeast count: Int, within seconds: Double) -> [UInt8] {
+        var got: [UInt8] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while got.count < count, Date() < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 50) > 0 else { continue }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            got += buffer[0..<n]
+        }
+        return got
+    }
+
+    /// Seconds until the server closed the connection (reading and dropping whatever it sends),
+    /// nil when it is still open after `seconds`.
+    func secondsUntilClosed(within seconds: Double) -> Double? {
+        let start = Date()
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while Date().timeIntervalSince(start) < seconds {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 50) > 0 else { continue }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return Date().timeIntervalSince(start) }
+        }
+        return nil
+    }
+}
+
+/// Findings of the second new-user trial of `poi serve` (issue 14), one test per finding; each
+/// fails on the code before its fix.
+@Suite("poi serve trial findings, round 3 (issue 14)", .serialized, .liveServer)
+struct ServeTrial3FindingsTests {
+    // MARK: 2. Slow clients
+
+    /// A client that sends a request's head (or body) slower than anything useful held its
+    /// connection forever. With `--idle-timeout 1`, a head that stops half way, a body that
+    /// stops half way (nothing of it kept) and a kept-alive connection left idle are each closed
+    /// after about a second.
+    @Test func slowClientsAreClosedAfterTheIdleTimeout() throws {
+        let s = try ServeHarness("idle", extraArguments: ["--idle-timeout", "1"])
+
+        let head = try RawConnection(port: s.port)
+        head.send("GET /locations HTTP/1.1\r\nHost: x\r\nAcc")
+        let headClosed = head.secondsUntilClosed(within: 6)
+        #expect(headClosed != nil && headClosed! >= 0.8, "a half-sent head: \(headClosed.map { "closed after \($0) s" } ?? "still open after 6 s")")
+
+        let body = try RawConnection(port: s.port)
+        body.send("POST /files HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 100000\r\n\r\n\u{89}PNG\r\n\u{1A}\n")
+        let bodyClosed = body.secondsUntilClosed(within: 6)
+        #expect(bodyClosed != nil && bodyClosed! >= 0.8, "a half-sent body: \(bodyClosed.map { "closed after \($0) s" } ?? "still open after 6 s")")
+        usleep(300_000)
+        #expect(s.uploadedNames == [], "a staged upload was left: \(s.uploadedNames)")
+        #expect(try s.count("files") == 0)
+
+        let idle = try RawConnection(port: s.port)
+        idle.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        let reply = String(decoding: idle.receive(atLeast: 12, within: 5), as: UTF8.self)
+        #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply)")
+        #expect(idle.secondsUntilClosed(within: 6) != nil, "an idle kept-alive connection stayed open")
+
+        // A download slower than the timeout is not cut: the timeout is for a client that sends
+        // nothing, not for one that is being answered.
+        let photo = try DiskUploads(database: s.database, directory: s.uploads)
+            .put([UInt8](repeating: 0x5A, count: 8 << 20), info: FileInfo(contentType: "image/jpeg", role: .original))
+        let slow = try RawConnection(port: s.port, receiveBuffer: 16384)
+        slow.send("GET /files/\(photo.file.id.hex) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        var received = 0
+        let start = Date()
+        while Date().timeIntervalSince(start) < 3 {
+            received += slow.receive(atLeast: 1, within: 0.2).count
+            usleep(100_000)
+        }
+        received += slow.receive(atLeast: (8 << 20) + 1000, within: 20).count
+        #expect(received > 8 << 20, "a download read slowly for 3 s got \(received) bytes")
+    }
+
+    @Test func idleTimeoutOptionIsChecked() throws {
+        let (text, status) = try runToEnd(ServeHarness.binary, ["serve", "--idle-timeout", "0"], stderr: true)
+        #expect(status == 2)
+        #expect(text.contains("--idle-timeout must be more than 0 and at most 86400 seconds, got 0.0"), "\(text)")
+    }
+}
