@@ -126,4 +126,41 @@ struct ServeTrial3FindingsTests {
         #expect(status == 2)
         #expect(text.contains("--idle-timeout must be more than 0 and at most 86400 seconds, got 0.0"), "\(text)")
     }
+
+    // MARK: 3. Access log of a download cut off
+
+    /// A client that read a little of a large file and went away was logged as a 200 of the
+    /// whole file. The line says the bytes the connection took and `aborted`; a whole download
+    /// is logged with its length and no mark.
+    @Test func aCutOffDownloadIsLoggedWithItsBytesAndMarked() throws {
+        let s = try ServeHarness("abortlog", extraArguments: ["--json-log"])
+        let size = 32 << 20
+        let big = try DiskUploads(database: s.database, directory: s.uploads)
+            .put([UInt8](repeating: 0xA5, count: size), info: FileInfo(contentType: "image/jpeg", role: .original))
+        let id = big.file.id.hex
+
+        let whole = try s.get("/files/\(id)")
+        #expect(whole.status == 200 && whole.body.count == size)
+
+        do {
+            let client = try RawConnection(port: s.port, receiveBuffer: 16384)
+            client.send("GET /files/\(id) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let got = client.receive(atLeast: 100_000, within: 5)
+            #expect(got.count >= 100_000)
+        }  // closed here, with most of the file unsent
+
+        var lines: [Substring] = []
+        let deadline = Date().addingTimeInterval(10)
+        while lines.count < 2 && Date() < deadline {
+            lines = s.log.split(separator: "\n").filter { $0.contains("\"path\":\"/files/\(id)\"") }
+            if lines.count < 2 { usleep(100_000) }
+        }
+        try #require(lines.count == 2, "\(s.log)")
+        #expect(lines[0].contains("\"status\":200,\"bytes\":\(size),"), "\(lines[0])")
+        #expect(!lines[0].contains("aborted"), "\(lines[0])")
+        #expect(lines[1].contains("\"status\":200,"), "\(lines[1])")
+        #expect(lines[1].hasSuffix(",\"aborted\":true}"), "\(lines[1])")
+        let bytes = lines[1].range(of: "\"bytes\":").map { Int(lines[1][$0.upperBound...].prefix(while: \.isNumber)) ?? -1 } ?? -1
+        #expect(bytes >= 100_000 && bytes < size / 2, "logged \(bytes) bytes of \(size) for a client that read about 100 kB")
+    }
 }
