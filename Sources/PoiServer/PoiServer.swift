@@ -65,6 +65,11 @@ public struct PoiServer: Sendable {
             if case .store(let store) = error { throw .databaseUnreachable(store) }
             throw .failed(error.message)
         }
+        let swept = await gateway.removeStaleStagedUploads()
+        if swept.removed > 0 {
+            AccessLog.writeToStandardError("poi serve: removed \(swept.removed) staged upload\(swept.removed == 1 ? "" : "s") "
+                + "left in \(swept.directory) by a server that was stopped mid-upload\n")
+        }
         let router = buildRouter(gateway: gateway, imaging: imagingPool)
         var logger = Logger(label: "poi-serve")
         logger.logLevel = .warning

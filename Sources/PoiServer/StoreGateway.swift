@@ -204,6 +204,14 @@ final class StoreGateway: Sendable {
 
     func stagedFileName() -> String { DiskUploads.stagedFileName() }
 
+    /// Removes the staged uploads a server killed mid-upload left (kill -9, a crash), in the
+    /// uploads folder or, with GridFS, the temporary folder; before this one stages any.
+    func removeStaleStagedUploads() async -> (directory: String, removed: Int) {
+        let directory = stagingDirectory
+        let removed = try? await diskPool.runIfActive { DiskUploads.removeStaleStagedUploads(in: directory) }
+        return (directory, removed ?? 0)
+    }
+
     func putStaged(path: String, length: Int, info: FileInfo) async throws(APIError) -> PutResult {
         let store = files
         let result = try await runLong { () throws(StoreError) in

@@ -169,4 +169,64 @@ struct ServeTrial3FindingsTests {
         let bytes = lines[1].range(of: "\"bytes\":").map { Int(lines[1][$0.upperBound...].prefix(while: \.isNumber)) ?? -1 } ?? -1
         #expect(bytes >= 100_000 && bytes < size / 2, "logged \(bytes) bytes of \(size) for a client that read about 100 kB")
     }
+
+    // MARK: 4. Staged uploads left by a killed server
+
+    /// A pid no process has now: that of a program that has ended.
+    static func deadPid() throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/true")
+        try p.run()
+        p.waitUntilExit()
+        return p.processIdentifier
+    }
+
+    /// Names in `folder` that start with `prefix`.
+    static func names(in folder: String, prefix: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix(prefix) }.sorted()
+    }
+
+    /// `kill -9` during a GridFS upload left `/tmp/.upload.tmp-*` for nobody to remove. The next
+    /// server removes what a stopped one staged, in the temporary folder (GridFS) and in the
+    /// uploads folder, and leaves a live process's staged upload and other programs' files.
+    @Test func stagedUploadsOfAKilledServerAreRemovedAtStart() throws {
+        let tmp = NSTemporaryDirectory() + "poi-serve-stale-\(ObjectId().hex)"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: tmp) }
+
+        let first = try ServeHarness("stale1", extraArguments: ["--gridfs"], environment: ["TMPDIR": tmp])
+        let client = try RawConnection(port: first.port)
+        client.send("POST /files HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 5000000\r\n\r\n",
+                    then: Self.pngSignature + [UInt8](repeating: 0x78, count: 2_000_000))
+        var staged: [String] = []
+        let deadline = Date().addingTimeInterval(10)
+        while staged.isEmpty && Date() < deadline {
+            staged = Self.names(in: tmp, prefix: ".upload.tmp-")
+            if staged.isEmpty { usleep(50_000) }
+        }
+        try #require(staged.count == 1, "no staged upload in \(tmp)")
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        #expect(Self.names(in: tmp, prefix: ".upload.tmp-") == staged, "kill -9 leaves the staged upload")
+
+        let live = ".upload.tmp-\(getpid()).abcdef"  // this test process's: alive
+        let other = ".export.tmp-\(try Self.deadPid()).abcdef"  // not a staged upload
+        for name in [live, other] { _ = FileManager.default.createFile(atPath: tmp + "/" + name, contents: Data([1])) }
+
+        let second = try ServeHarness("stale2", extraArguments: ["--gridfs"], environment: ["TMPDIR": tmp])
+        #expect(Self.names(in: tmp, prefix: ".upload.tmp-") == [live])
+        #expect(Self.names(in: tmp, prefix: ".export.tmp-") == [other])
+        #expect(second.log.contains("poi serve: removed 1 staged upload left in \(tmp)"),
+                "\(second.log)")
+        #expect(second.stop() == 0)
+
+        // The uploads folder, where the disk store stages: the same.
+        let disk = try ServeHarness("stale3")
+        let leftover = ".upload.tmp-\(try Self.deadPid()).Qx9Zk2"
+        _ = FileManager.default.createFile(atPath: disk.uploads + "/" + leftover, contents: Data([1, 2, 3]))
+        #expect(disk.stop() == 0)
+        let again = try ServeHarness("stale4", extraArguments: ["--uploads", disk.uploads])
+        #expect(Self.names(in: disk.uploads, prefix: ".upload.tmp-") == [], "\(again.log)")
+        #expect(again.stop() == 0)
+    }
 }
