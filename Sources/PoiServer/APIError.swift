@@ -25,6 +25,9 @@ enum APIError: Error, Sendable {
     case databaseTimeout(Duration)
     case unsupportedMediaType(String)
     case rangeNotSatisfiable(length: Int)
+    /// If-Match or If-Unmodified-Since not met (RFC 9110 §13.1.1, §13.1.4); `etag`: the stored
+    /// file's, sent with the 412 so the client sees which version is there.
+    case preconditionFailed(String, etag: String?)
     case store(StoreError)
     case internalError(String)
 
@@ -37,6 +40,7 @@ enum APIError: Error, Sendable {
         case .unavailable, .databaseTimeout: return .serviceUnavailable
         case .unsupportedMediaType: return .unsupportedMediaType
         case .rangeNotSatisfiable: return .rangeNotSatisfiable
+        case .preconditionFailed: return .preconditionFailed
         case .store(let error):
             switch error {
             case .refusedQuery: return .badRequest
@@ -87,6 +91,7 @@ enum APIError: Error, Sendable {
             let ms = limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
             return "the database did not answer within \(Double(ms) / 1000) s"
         case .rangeNotSatisfiable: return "range not satisfiable"
+        case .preconditionFailed(let reason, _): return "precondition failed: \(reason)"
         case .store(let error):
             switch error {
             case .refusedQuery(let reason): return reason

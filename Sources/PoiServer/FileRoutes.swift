@@ -194,6 +194,17 @@ struct FileRoutes: Sendable {
         if file.createdAt.millisecondsSinceEpoch > 0 { headers[.lastModified] = HTTPDate.format(secondsSince1970: modified) }
         headers[.cacheControl] = "public, max-age=0"
 
+        // RFC 9110 §13.2.2's order: If-Match (else If-Unmodified-Since), then If-None-Match (else
+        // If-Modified-Since), then If-Range. A client that names the version it holds (resuming
+        // a download, say) must not get a range of another one.
+        if let ifMatch = request.headers[.ifMatch] {
+            guard Self.matchesStrongly(ifMatch, etag) else {
+                throw .preconditionFailed("the file is not the version If-Match names", etag: etag)
+            }
+        } else if let ius = request.headers[.ifUnmodifiedSince].flatMap(HTTPDate.parse), file.createdAt.millisecondsSinceEpoch > 0,
+                  modified > ius {
+            throw .preconditionFailed("the file was stored after If-Unmodified-Since", etag: etag)
+        }
         if let inm = request.headers[.ifNoneMatch] {
             if let etag, Self.matches(inm, etag) { return Self.notModified(headers) }
         } else if let ims = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), file.createdAt.millisecondsSinceEpoch > 0,
@@ -272,6 +283,13 @@ struct FileRoutes: Sendable {
             headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(size)"
             return r
         }
+    }
+
+    /// If-Match: `*` (any stored file) or a list of entity tags, compared strongly (RFC 9110
+    /// §13.1.1): a weak tag never matches, nor does any tag when the file has no ETag.
+    static func matchesStrongly(_ header: String, _ etag: String?) -> Bool {
+        let tags = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return tags.contains { $0 == "*" || (etag != nil && $0 == etag) }
     }
 
     /// If-None-Match: `*` or a list of entity tags, compared weakly (RFC 9110 §13.1.2).
