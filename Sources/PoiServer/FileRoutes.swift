@@ -178,7 +178,14 @@ struct FileRoutes: Sendable {
         guard let id = ObjectId(hex: text) else { throw .invalidId }
         guard var file = try await store.file(id) else { throw .fileNotFound }
         if thumbnail {
-            guard let thumb = try await store.thumbnail(of: file.id) else { throw .notFound("no thumbnail for this file") }
+            guard let thumb = try await store.thumbnail(of: file.id) else {
+                // The cached document may be of an original deleted through another process
+                // (its thumbnails went with it): the database says whether it is still there, so
+                // a deleted original is the plain download's `file not found`.
+                store.forget(file.id)
+                guard try await store.file(id) != nil else { throw .fileNotFound }
+                throw .notFound("no thumbnail for this file")
+            }
             file = thumb
         }
         var headers = HTTPFields()

@@ -274,4 +274,29 @@ struct ServeTrial3FindingsTests {
         #expect(try status(["If-Range": "W/\(etag)"]) == 200)
         #expect(try status(["If-Range": modified]) == 200)
     }
+
+    // MARK: 6. The thumbnail of a deleted original
+
+    /// `GET /files/:id/thumbnail` of an original deleted through another server process (this one
+    /// had its files document cached) answered 404 with JSON `{"error":"no thumbnail for this
+    /// file"}`, where `GET /files/:id` answers the reference's text `file not found`. Both answer
+    /// the same now.
+    @Test func thumbnailOfADeletedOriginalIs404FileNotFound() throws {
+        let s = try ServeHarness("thumbgone")
+        let png = try ServeHarness.sample("brick.png")
+        let up = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: png)
+        let id = try #require((up.json as? [String: Any])?["_id"] as? String)
+        #expect(try s.get("/files/\(id)/thumbnail").status == 200)  // the original's document is cached now
+
+        let other = try ServeHarness("thumbgone2", extraArguments: ["--db", s.databaseName, "--uploads", s.uploads])
+        #expect(try other.request("DELETE", "/files/\(id)").status == 200)
+
+        // The thumbnail first: a plain download finds the bytes gone and drops the cached document.
+        let thumb = try s.get("/files/\(id)/thumbnail")
+        let plain = try s.get("/files/\(id)")
+        #expect(plain.status == 404 && plain.text == "file not found", "\(plain.status) \(plain.text)")
+        #expect(thumb.status == 404 && thumb.text == "file not found", "\(thumb.status) \(thumb.text)")
+        #expect(thumb.header("content-type") == plain.header("content-type"))
+        #expect(try s.get("/files/\(ObjectId().hex)/thumbnail").text == "file not found")
+    }
 }
