@@ -299,4 +299,46 @@ struct ServeTrial3FindingsTests {
         #expect(thumb.header("content-type") == plain.header("content-type"))
         #expect(try s.get("/files/\(ObjectId().hex)/thumbnail").text == "file not found")
     }
+
+    // MARK: 7. GIF and WebP headers
+
+    /// A 1×1 GIF (header, logical screen, one image, trailer).
+    static let gif: [UInt8] = Array("GIF89a".utf8) + [1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF,
+                                                      0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3B]
+
+    /// A WebP container with `chunk` (fourCC) holding `payload`; `riffSize` overrides the header's.
+    static func webp(chunk: String = "VP8L", payload: [UInt8] = [0x2F, 0, 0, 0, 0, 0, 0, 0], riffSize: Int? = nil) -> [UInt8] {
+        func le32(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24 & 0xFF)] }
+        let body = Array("WEBP".utf8) + Array(chunk.utf8) + le32(payload.count) + payload
+        return Array("RIFF".utf8) + le32(riffSize ?? body.count) + body
+    }
+
+    /// GIF and WebP uploads were checked by their first bytes only: `GIF89a` with a 0×0 screen,
+    /// or a WebP whose RIFF size is not the body's, was stored. Their container headers are
+    /// checked now (they are not decoded: README says which types are).
+    @Test func gifAndWebPHeadersAreChecked() throws {
+        let s = try ServeHarness("gifwebp")
+        func upload(_ bytes: [UInt8], _ type: String) throws -> HTTPResult {
+            try s.request("POST", "/files", headers: ["Content-Type": type], body: bytes)
+        }
+        #expect(try upload(Self.gif, "image/gif").status == 201)
+        #expect(try upload(Self.webp(), "image/webp").status == 201)
+
+        var flat = Self.gif
+        flat[6] = 0; flat[7] = 0
+        let zero = try upload(flat, "image/gif")
+        #expect(zero.status == 415)
+        #expect(zero.text == #"{"error":"the upload is not a readable image (a GIF whose logical screen is 0×1)"}"#)
+
+        let long = try upload(Self.webp(riffSize: 1000), "image/webp")
+        #expect(long.status == 415)
+        #expect(long.text == #"{"error":"the upload is not a readable image (a WebP whose RIFF header says 1008 bytes, but the body has 28)"}"#)
+        let truncated = try upload(Array(Self.webp(payload: [UInt8](repeating: 7, count: 100)).prefix(60)), "image/webp")
+        #expect(truncated.status == 415, "\(truncated.text)")
+        let notImage = try upload(Self.webp(chunk: "JUNK"), "image/webp")
+        #expect(notImage.status == 415, "\(notImage.text)")
+
+        #expect(try s.count("files") == 2)
+        #expect(s.uploadedNames.count == 2, "\(s.uploadedNames)")
+    }
 }
