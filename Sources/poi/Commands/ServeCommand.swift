@@ -17,7 +17,12 @@ struct ServeCommand: AsyncParsableCommand {
         It keeps no state: any number of processes on any number of machines can serve one \
         database (use --gridfs so they all see the same files). SIGTERM or SIGINT lets requests \
         in flight finish (for up to 30 seconds, then closes their connections), then exits 0. \
-        One access-log line per request goes to stderr.
+        One access-log line per request goes to stderr (a download the client cut off is marked \
+        aborted, with the bytes sent).
+
+        A database that stops answering fails each request with 503 after --query-timeout plus \
+        2 seconds, and GET /healthz with 503 within about 2 seconds; the server recovers by \
+        itself when the database answers again.
 
         Exit status: 0 stopped by a signal, 2 bad arguments, 3 cannot listen or reach the database.
 
@@ -26,7 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
           poi serve --uploads /srv/app/uploads --port 8080
           poi serve --host 0.0.0.0 --gridfs --write-token "$TOKEN" --cors https://app.example.com
           POI_WRITE_TOKEN=secret poi serve --max-upload 20000000 --json-log
-          poi serve --query-timeout 5 --idle-timeout 30     (behind a load balancer probing /healthz)
+          poi serve --query-timeout 5 --idle-timeout 30
         """
     )
 
