@@ -182,11 +182,24 @@ public final class AtomicFile {
     /// left beside `path`: `.NAME.tmp-PID.XXXXXX` whose process is gone. A live writer's
     /// temporary file is left alone. Returns how many were removed. Every `AtomicFile` does this
     /// for its own target unless told not to (a folder of many outputs is swept once instead).
+    ///
+    /// `atStart`: the caller has written no temporary file of `path` yet, so one named with its
+    /// own pid is stale too (a server restarted in a container is pid 1 again, as the one that
+    /// was killed mid-write was).
     @discardableResult
-    public static func removeStaleTemporaries(of path: String) -> Int {
+    public static func removeStaleTemporaries(of path: String, atStart: Bool = false) -> Int {
         let target = followLinks(path)
         let prefix = "." + Self.trimmedBase(FilePaths.lastComponent(of: target)) + temporaryMarker
-        return removeStale(in: FilePaths.folder(of: target)) { $0.hasPrefix(prefix) }
+        return removeStale(in: FilePaths.folder(of: target), ownPidIsStale: atStart) { $0.hasPrefix(prefix) }
+    }
+
+    /// A fresh temporary name for `base` in the form `removeStaleTemporaries` recognises
+    /// (`.BASE.tmp-PID.XXXXXX`), for a writer that creates the file itself (with O_EXCL) rather
+    /// than through `AtomicFile`: `poi serve`'s staged uploads.
+    public static func uniqueTemporaryName(for base: String) -> String {
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        let suffix = String((0..<6).map { _ in letters.randomElement()! })
+        return String(temporaryName(for: base).dropLast(6)) + suffix
     }
 
     /// The same for every output in `folder` (`poi thumb`'s output folder, an export's images).
@@ -195,7 +208,7 @@ public final class AtomicFile {
         removeStale(in: folder) { _ in true }
     }
 
-    private static func removeStale(in folder: String, _ accept: (String) -> Bool) -> Int {
+    private static func removeStale(in folder: String, ownPidIsStale: Bool = false, _ accept: (String) -> Bool) -> Int {
         guard let dir = opendir(folder) else { return 0 }
         defer { closedir(dir) }
         var removed = 0
@@ -205,7 +218,7 @@ public final class AtomicFile {
             }
             guard name.hasPrefix("."), accept(name), let pid = writerPid(ofTemporary: name) else { continue }
             // Alive (or not ours to signal): someone may still be writing it.
-            if kill(pid, 0) == 0 || errno != ESRCH { continue }
+            if !(ownPidIsStale && pid == getpid()) && (kill(pid, 0) == 0 || errno != ESRCH) { continue }
             let full = folder == "/" ? "/" + name : folder + "/" + name
             var st = stat()
             guard lstat(full, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }

@@ -21,8 +21,13 @@ enum APIError: Error, Sendable {
     case imageTooLarge(String)
     /// The server cannot do this now (out of memory, shutting down); the client may retry.
     case unavailable(String)
+    /// A database call got no answer within the request's deadline (query timeout plus margin).
+    case databaseTimeout(Duration)
     case unsupportedMediaType(String)
     case rangeNotSatisfiable(length: Int)
+    /// If-Match or If-Unmodified-Since not met (RFC 9110 §13.1.1, §13.1.4); `etag`: the stored
+    /// file's, sent with the 412 so the client sees which version is there.
+    case preconditionFailed(String, etag: String?)
     case store(StoreError)
     case internalError(String)
 
@@ -32,9 +37,10 @@ enum APIError: Error, Sendable {
         case .unauthorized: return .unauthorized
         case .fileNotFound, .notFound: return .notFound
         case .payloadTooLarge, .imageTooLarge: return .contentTooLarge
-        case .unavailable: return .serviceUnavailable
+        case .unavailable, .databaseTimeout: return .serviceUnavailable
         case .unsupportedMediaType: return .unsupportedMediaType
         case .rangeNotSatisfiable: return .rangeNotSatisfiable
+        case .preconditionFailed: return .preconditionFailed
         case .store(let error):
             switch error {
             case .refusedQuery: return .badRequest
@@ -81,7 +87,11 @@ enum APIError: Error, Sendable {
         case .payloadTooLarge(let limit): return "the body is larger than the \(limit)-byte limit"
         case .unsupportedMediaType(let m): return m
         case .imageTooLarge(let m), .unavailable(let m): return m
+        case .databaseTimeout(let limit):
+            let ms = limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
+            return "the database did not answer within \(Double(ms) / 1000) s"
         case .rangeNotSatisfiable: return "range not satisfiable"
+        case .preconditionFailed(let reason, _): return "precondition failed: \(reason)"
         case .store(let error):
             switch error {
             case .refusedQuery(let reason): return reason

@@ -40,7 +40,7 @@ struct FileRoutes: Sendable {
 
     private func receiveRaw(_ request: Request, type: AcceptedImageType) async throws(APIError) -> StagedBody {
         var stager = try await Stager.open(directory: store.stagingDirectory, name: store.stagedFileName(),
-                                           limit: configuration.maxUpload, pool: store.pool)
+                                           limit: configuration.maxUpload, pool: store.diskPool)
         stager.expected = type
         do {
             do {
@@ -65,7 +65,7 @@ struct FileRoutes: Sendable {
             throw .badRequest("multipart/form-data needs a boundary")
         }
         var stager = try await Stager.open(directory: store.stagingDirectory, name: store.stagedFileName(),
-                                           limit: configuration.maxUpload, pool: store.pool)
+                                           limit: configuration.maxUpload, pool: store.diskPool)
         let parser = MultipartParser(boundary: boundary)
         let part = MultipartFilePart()
         part.install(on: parser)
@@ -154,7 +154,7 @@ struct FileRoutes: Sendable {
 
     /// Removes a staged upload that will not be stored (`putStaged` consumes it otherwise).
     private func discardStaged(_ path: String) async {
-        if (try? await store.pool.runIfActive { unlink(path) }) == nil { unlink(path) }
+        if (try? await store.diskPool.runIfActive { unlink(path) }) == nil { unlink(path) }
     }
 
     /// Decodes straight from the page cache (mmap): the upload is never copied into memory whole.
@@ -178,7 +178,14 @@ struct FileRoutes: Sendable {
         guard let id = ObjectId(hex: text) else { throw .invalidId }
         guard var file = try await store.file(id) else { throw .fileNotFound }
         if thumbnail {
-            guard let thumb = try await store.thumbnail(of: file.id) else { throw .notFound("no thumbnail for this file") }
+            guard let thumb = try await store.thumbnail(of: file.id) else {
+                // The cached document may be of an original deleted through another process
+                // (its thumbnails went with it): the database says whether it is still there, so
+                // a deleted original is the plain download's `file not found`.
+                store.forget(file.id)
+                guard try await store.file(id) != nil else { throw .fileNotFound }
+                throw .notFound("no thumbnail for this file")
+            }
             file = thumb
         }
         var headers = HTTPFields()
@@ -194,6 +201,17 @@ struct FileRoutes: Sendable {
         if file.createdAt.millisecondsSinceEpoch > 0 { headers[.lastModified] = HTTPDate.format(secondsSince1970: modified) }
         headers[.cacheControl] = "public, max-age=0"
 
+        // RFC 9110 §13.2.2's order: If-Match (else If-Unmodified-Since), then If-None-Match (else
+        // If-Modified-Since), then If-Range. A client that names the version it holds (resuming
+        // a download, say) must not get a range of another one.
+        if let ifMatch = request.headers[.ifMatch] {
+            guard Self.matchesStrongly(ifMatch, etag) else {
+                throw .preconditionFailed("the file is not the version If-Match names", etag: etag)
+            }
+        } else if let ius = request.headers[.ifUnmodifiedSince].flatMap(HTTPDate.parse), file.createdAt.millisecondsSinceEpoch > 0,
+                  modified > ius {
+            throw .preconditionFailed("the file was stored after If-Unmodified-Since", etag: etag)
+        }
         if let inm = request.headers[.ifNoneMatch] {
             if let etag, Self.matches(inm, etag) { return Self.notModified(headers) }
         } else if let ims = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), file.createdAt.millisecondsSinceEpoch > 0,
@@ -202,7 +220,7 @@ struct FileRoutes: Sendable {
         }
 
         if let path = store.diskPath(of: file) {
-            let pool = store.pool
+            let pool = store.diskPool
             let opened: (size: Int, whole: ByteBuffer?, open: OpenFile?)
             do {
                 opened = try await pool.runIfActive { try Self.openForDownload(path: path, wantBytes: !head) }
@@ -272,6 +290,13 @@ struct FileRoutes: Sendable {
             headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(size)"
             return r
         }
+    }
+
+    /// If-Match: `*` (any stored file) or a list of entity tags, compared strongly (RFC 9110
+    /// §13.1.1): a weak tag never matches, nor does any tag when the file has no ETag.
+    static func matchesStrongly(_ header: String, _ etag: String?) -> Bool {
+        let tags = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return tags.contains { $0 == "*" || (etag != nil && $0 == etag) }
     }
 
     /// If-None-Match: `*` or a list of entity tags, compared weakly (RFC 9110 §13.1.2).

@@ -25,8 +25,33 @@ struct AcceptedImageType: Sendable, Equatable {
         $0.count >= 12 && $0.starts(with: Array("RIFF".utf8)) && Array($0[8..<12]) == Array("WEBP".utf8)
     }
 
-    /// Bytes needed to check any magic.
-    static let magicLength = 12
+    /// Bytes needed to check any magic, and the container headers of the types PoiImaging does
+    /// not decode (`containerProblem`).
+    static let magicLength = 16
+
+    /// For the types that are not decoded (GIF, WebP), the check their container header allows,
+    /// on the upload's first `magicLength` bytes and its length: a GIF's logical screen must have
+    /// a size, a WebP's RIFF size must be the body's length less 8 and its first chunk an image
+    /// (`VP8 `, `VP8L`, `VP8X`). Not a decode: pixel data that is damaged after a good header is
+    /// stored as it came. nil when nothing is wrong (and always for JPEG and PNG, which decode).
+    func containerProblem(head: [UInt8], length: Int) -> String? {
+        switch contentType {
+        case "image/gif":
+            guard head.count >= 10, length >= 13 else { return "a GIF too short for its header" }
+            let width = Int(head[6]) | Int(head[7]) << 8, height = Int(head[8]) | Int(head[9]) << 8
+            return width > 0 && height > 0 ? nil : "a GIF whose logical screen is \(width)×\(height)"
+        case "image/webp":
+            guard head.count >= 16 else { return "a WebP too short for its header" }
+            let riff = Int(head[4]) | Int(head[5]) << 8 | Int(head[6]) << 16 | Int(head[7]) << 24
+            guard riff + 8 == length else {
+                return "a WebP whose RIFF header says \(riff + 8) bytes, but the body has \(length)"
+            }
+            let chunk = String(decoding: head[12..<16], as: UTF8.self)
+            return ["VP8 ", "VP8L", "VP8X"].contains(chunk) ? nil : "a WebP whose first chunk is not an image"
+        default:
+            return nil
+        }
+    }
 
     /// Media types (lowercase essence, parameters dropped) → type. `image/jpg` and `image/pjpeg`
     /// are what some clients send for JPEG.

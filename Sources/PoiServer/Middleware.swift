@@ -4,17 +4,24 @@ import HummingbirdCore
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
+import Synchronization
 
 /// One line per request on stderr: method, path (query values left out: they can hold
 /// anything), status, body bytes, milliseconds to the response head. Text, or JSON lines.
 /// Errors normally arrive as responses (`ErrorResponseMiddleware`); one thrown past it (by a
 /// middleware outside it) is mapped here the same way.
+///
+/// A body is logged once it has been written, with the bytes handed to the connection: a
+/// client that goes away mid-download is logged with what it was sent and marked `aborted`
+/// (`"aborted":true`), not as a 200 of the whole file. Bytes are counted as the connection takes
+/// them, so an aborted count can exceed what reached the client by what NIO and the kernel
+/// still held (a write watermark, one read).
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let json: Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
-        let response: Response
+        var response: Response
         do {
             response = try await next(request, context)
         } catch {
@@ -22,8 +29,27 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let elapsed = ContinuousClock.now - started
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        let bytes = response.body.contentLength ?? response.headers[.contentLength].flatMap(Int.init) ?? 0
-        log(method: request.method.rawValue, path: Self.loggedPath(request.uri), status: response.status.code, bytes: bytes, ms: ms)
+        let line = PendingLogLine(json: json, method: request.method.rawValue, path: Self.loggedPath(request.uri),
+                                  status: response.status.code, ms: ms)
+        let declared = response.body.contentLength ?? response.headers[.contentLength].flatMap(Int.init) ?? 0
+        // A HEAD (its Content-Length is the GET's) and an empty body: nothing to count.
+        if request.method == .head || response.body.contentLength == 0 {
+            line.finish(bytes: declared, aborted: false)
+            return response
+        }
+        let body = response.body
+        let expected = body.contentLength
+        response.body = ResponseBody(contentLength: expected) { writer in
+            let counting = CountingBodyWriter(inner: writer, line: line)
+            do {
+                try await body.write(counting)
+            } catch {
+                line.finish(aborted: true)
+                throw error
+            }
+            // A body that ended short of its Content-Length was cut off (bytes gone meanwhile).
+            line.finish(aborted: expected.map { line.bytes < $0 } ?? false)
+        }
         return response
     }
 
@@ -34,8 +60,11 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let keys = query.split(separator: "&").map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "" }
         return path + "?" + keys.joined(separator: "&")
     }
+}
 
-    func log(method: String, path: String, status: Int, bytes: Int, ms: Double) {
+/// Writing the access log's lines (text, or JSON lines).
+enum AccessLog {
+    static func emit(json: Bool, method: String, path: String, status: Int, bytes: Int, ms: Double, aborted: Bool = false) {
         let msText = String(format: "%.1f", ms)
         let line: String
         if json {
@@ -43,11 +72,11 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
             ExpressJSON.appendString(path, to: &out)
             let time = ExpressJSON.isoString(.init(Date())) ?? ""
             line = "{\"time\":\"\(time)\",\"method\":\"\(method)\",\"path\":\(String(decoding: out, as: UTF8.self)),"
-                + "\"status\":\(status),\"bytes\":\(bytes),\"ms\":\(msText)}\n"
+                + "\"status\":\(status),\"bytes\":\(bytes),\"ms\":\(msText)\(aborted ? ",\"aborted\":true" : "")}\n"
         } else {
             // Control characters never reach the terminal: the path is the client's.
             let safe = path.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "%" + String(format: "%02X", $0.value) : String($0) }.joined()
-            line = "\(method) \(safe) \(status) \(bytes) \(msText)ms\n"
+            line = "\(method) \(safe) \(status) \(bytes) \(msText)ms\(aborted ? " aborted" : "")\n"
         }
         Self.writeToStandardError(line)
     }
@@ -65,6 +94,56 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
                 offset += n
             }
         }
+    }
+}
+
+/// One request's access-log line, written once: when its body has been written or failed, or,
+/// for a response dropped before its body started (the connection closed first), when the
+/// response goes away.
+final class PendingLogLine: Sendable {
+    private struct State { var bytes = 0; var written = false }
+    private let state = Mutex(State())
+    private let write: @Sendable (_ bytes: Int, _ aborted: Bool) -> Void
+
+    init(json: Bool, method: String, path: String, status: Int, ms: Double) {
+        write = { bytes, aborted in
+            AccessLog.emit(json: json, method: method, path: path, status: status, bytes: bytes, ms: ms, aborted: aborted)
+        }
+    }
+
+    var bytes: Int { state.withLock { $0.bytes } }
+
+    func add(_ count: Int) { state.withLock { $0.bytes += count } }
+
+    /// Writes the line with `bytes` (the count so far when nil), unless it was written already.
+    func finish(bytes: Int? = nil, aborted: Bool) {
+        let count: Int? = state.withLock { s in
+            guard !s.written else { return nil }
+            s.written = true
+            return bytes ?? s.bytes
+        }
+        if let count { write(count, aborted) }
+    }
+
+    deinit {
+        let (written, count) = state.withLock { ($0.written, $0.bytes) }
+        if !written { write(count, true) }
+    }
+}
+
+/// Passes a body's buffers on, adding each one the connection took to the request's log line.
+struct CountingBodyWriter: ResponseBodyWriter {
+    var inner: any ResponseBodyWriter
+    let line: PendingLogLine
+
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        try await inner.write(buffer)
+        line.add(buffer.readableBytes)
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
+        let inner = self.inner
+        try await inner.finish(trailingHeaders)
     }
 }
 

@@ -13,11 +13,16 @@ public struct PoiServer: Sendable {
     public let configuration: ServerConfiguration
     let database: MongoDatabase
     let files: any FileStore
+    /// `/healthz` pings through this connection (short timeouts of its own, see `HealthProbe`);
+    /// without one it pings through `database`'s, within the request deadline.
+    let healthConnection: MongoConnection?
 
-    public init(configuration: ServerConfiguration, database: MongoDatabase, files: any FileStore) {
+    public init(configuration: ServerConfiguration, database: MongoDatabase, files: any FileStore,
+                healthConnection: MongoConnection? = nil) {
         self.configuration = configuration
         self.database = database
         self.files = files
+        self.healthConnection = healthConnection
     }
 
     /// Serves until SIGTERM or SIGINT, then lets in-flight requests finish and returns; requests
@@ -28,31 +33,42 @@ public struct PoiServer: Sendable {
     /// `onListening` gets the bound port (useful with port 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws(ServeError) {
         let databasePool = NIOThreadPool(numberOfThreads: configuration.databaseThreads)
+        let diskPool = NIOThreadPool(numberOfThreads: configuration.diskThreads)
+        let healthPool = NIOThreadPool(numberOfThreads: 1)
         let imagingPool = NIOThreadPool(numberOfThreads: max(1, min(2, ProcessInfo.processInfo.activeProcessorCount)))
-        databasePool.start()
-        imagingPool.start()
+        let pools = [databasePool, diskPool, healthPool, imagingPool]
+        for pool in pools { pool.start() }
         let outcome: Result<Void, ServeError>
         do throws(ServeError) {
-            try await serve(databasePool: databasePool, imagingPool: imagingPool, onListening: onListening)
+            let health = healthConnection.map {
+                HealthProbe(connection: $0, pool: healthPool, limit: .seconds(configuration.healthTimeoutSeconds))
+            }
+            let gateway = StoreGateway(database: database, files: files, pool: databasePool, diskPool: diskPool,
+                                       queryTimeoutMS: configuration.queryTimeoutMS, stagingFallback: configuration.stagingDirectory,
+                                       filesCacheSeconds: configuration.filesCacheSeconds, health: health)
+            try await serve(gateway: gateway, imagingPool: imagingPool, onListening: onListening)
             outcome = .success(())
         } catch {
             outcome = .failure(error)
         }
-        try? await databasePool.shutdownGracefully()
-        try? await imagingPool.shutdownGracefully()
+        // Queued work is cancelled; a call to a stalled database still running ends at the
+        // socket timeout (query timeout plus margin), which bounds how long the exit waits.
+        for pool in pools { try? await pool.shutdownGracefully() }
         try outcome.get()
     }
 
-    private func serve(databasePool: NIOThreadPool, imagingPool: NIOThreadPool,
+    private func serve(gateway: StoreGateway, imagingPool: NIOThreadPool,
                        onListening: @escaping @Sendable (Int) async -> Void) async throws(ServeError) {
-        let gateway = StoreGateway(database: database, files: files, pool: databasePool,
-                                   queryTimeoutMS: configuration.queryTimeoutMS, stagingFallback: configuration.stagingDirectory,
-                                   filesCacheSeconds: configuration.filesCacheSeconds)
         do {
             try await gateway.ping()
         } catch {
             if case .store(let store) = error { throw .databaseUnreachable(store) }
             throw .failed(error.message)
+        }
+        let swept = await gateway.removeStaleStagedUploads()
+        if swept.removed > 0 {
+            AccessLog.writeToStandardError("poi serve: removed \(swept.removed) staged upload\(swept.removed == 1 ? "" : "s") "
+                + "left in \(swept.directory) by a server that was stopped mid-upload\n")
         }
         let router = buildRouter(gateway: gateway, imaging: imagingPool)
         var logger = Logger(label: "poi-serve")
@@ -60,7 +76,8 @@ public struct PoiServer: Sendable {
         let listening = ListeningState()
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(additionalChannelHandlers: [ExpectContinueHandler()])),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ExpectContinueHandler()],
+                                                idleTimeout: .milliseconds(configuration.idleTimeoutMS))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: nil),
             onServerRunning: { channel in
@@ -121,7 +138,7 @@ public struct PoiServer: Sendable {
         }
         router.get("/healthz") { _, _ in
             var problems: [String] = []
-            do throws(APIError) { try await gateway.ping() } catch { problems.append("database: \(error.message)") }
+            if let database = await gateway.databaseProblem() { problems.append("database: \(database)") }
             if let uploads = await gateway.uploadsProblem() { problems.append("uploads: \(uploads)") }
             var out: [UInt8] = []
             ExpressJSON.append(BSONDocument([

@@ -42,6 +42,7 @@ enum Reply {
         var response = bytesResponse(error.status, contentType: body.contentType, body.bytes)
         if case .rangeNotSatisfiable(let length) = error { response.headers[.contentRange] = "bytes */\(length)" }
         if case .unauthorized = error { response.headers[.wwwAuthenticate] = "Bearer" }
+        if case .preconditionFailed(_, let etag?) = error { response.headers[.eTag] = etag }
         return response
     }
 }

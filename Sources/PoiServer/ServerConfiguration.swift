@@ -11,6 +11,15 @@ public struct ServerConfiguration: Sendable {
     public var maxResults = 1000
     /// `maxTimeMS` on every query.
     public var queryTimeoutMS = 10_000
+    /// What a database call may take beyond the query timeout before its request is answered 503
+    /// (`maxTimeMS` is the server's own limit; its answer still has to arrive). `poi serve` gives
+    /// libmongoc the same sum as its socket timeout, so a thread held by a stalled call is freed
+    /// about when its client is told.
+    public static let databaseMarginSeconds = 2
+    /// A connection whose client sends nothing for this long is closed: between requests, and
+    /// in the middle of a request's head or body (slow-loris clients). A response being sent is
+    /// not cut (Hummingbird's idle handler waits while a request is answered).
+    public var idleTimeoutMS: Int64 = 60_000
     /// When set, every write needs `Authorization: Bearer <token>`; reads stay open.
     public var writeToken: String?
     /// `Access-Control-Allow-Origin` value; no CORS headers at all when nil.
@@ -25,6 +34,11 @@ public struct ServerConfiguration: Sendable {
     /// Threads for blocking database and disk calls: one per pooled client, so no thread ever
     /// waits for a client another thread of the same pool holds.
     public var databaseThreads = 16
+    /// Threads for reading and writing files on this machine (downloads, staged uploads), apart
+    /// from the database's: a stalled database never holds up a download of a cached file.
+    public var diskThreads = 8
+    /// How long `/healthz` waits for the database's answer to a ping before answering 503.
+    public var healthTimeoutSeconds: Int64 = 2
     /// Where uploads bound for GridFS are staged while they stream in.
     public var stagingDirectory = "/tmp"
     /// How long a cached `files` document is trusted: a document deleted by another kind of

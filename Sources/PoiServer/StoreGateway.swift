@@ -15,9 +15,18 @@ import Synchronization
 final class StoreGateway: Sendable {
     let database: MongoDatabase
     let files: any FileStore
+    /// Database calls. Each holds its thread until the server answers, so a stalled database
+    /// can fill this pool: disk work has `diskPool`, and every call here has a deadline.
     let pool: NIOThreadPool
+    /// Reads and writes of files on this machine (downloads, staged uploads): apart from the
+    /// database threads, so cached downloads still flow while the database stalls.
+    let diskPool: NIOThreadPool
     let queryTimeoutMS: Int
+    /// How long a request waits for one database call (queued included): the query timeout
+    /// plus `databaseMargin`, after which it is answered 503 (`APIError.databaseTimeout`).
+    let databaseDeadline: Duration
     let stagingFallback: String
+    let health: HealthProbe?
     /// `files` documents never change after insert, so `GET /files/:id` skips the database for
     /// ids it has seen (the benchmark's thumbnail downloads depend on it). `PUT`/`DELETE
     /// /files/:id` through this process evict. A `DELETE` through another process removes the
@@ -26,17 +35,43 @@ final class StoreGateway: Sendable {
     /// a shell, which leave the bytes — is seen once the entry is `filesCacheSeconds` old.
     private let fileCache: FileDocumentCache
 
-    init(database: MongoDatabase, files: any FileStore, pool: NIOThreadPool, queryTimeoutMS: Int, stagingFallback: String,
-         filesCacheSeconds: Double = 30) {
+    static let databaseMargin = Duration.seconds(ServerConfiguration.databaseMarginSeconds)
+
+    init(database: MongoDatabase, files: any FileStore, pool: NIOThreadPool, diskPool: NIOThreadPool? = nil,
+         queryTimeoutMS: Int, stagingFallback: String, filesCacheSeconds: Double = 30, health: HealthProbe? = nil) {
         fileCache = FileDocumentCache(capacity: 10_000, maxAgeSeconds: filesCacheSeconds)
         self.database = database
         self.files = files
         self.pool = pool
+        self.diskPool = diskPool ?? pool
         self.queryTimeoutMS = queryTimeoutMS
+        databaseDeadline = .milliseconds(queryTimeoutMS) + Self.databaseMargin
         self.stagingFallback = stagingFallback
+        self.health = health
     }
 
+    /// A database call with the request's deadline: answered 503 when the database has not
+    /// answered by then (the call itself ends at libmongoc's socket timeout), and skipped when
+    /// it waited in the queue past the deadline (behind calls to a stalled database), so the
+    /// queue drains instead of every queued call waiting its own timeout in turn.
     private func run<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(APIError) -> T {
+        do {
+            return try await DeadlineRun.run(on: pool, within: databaseDeadline, timeout: APIError.databaseTimeout(databaseDeadline)) {
+                () throws -> T in try body()
+            }
+        } catch let error as StoreError {
+            throw .store(error)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw .internalError("the server is shutting down")
+        }
+    }
+
+    /// A database call without a deadline of its own, for the long ones (storing an upload's
+    /// bytes in GridFS, a thumbnail): each of their round trips is bounded by the socket timeout,
+    /// and cutting them off at the request deadline would answer 503 for an upload that is stored.
+    private func runLong<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(APIError) -> T {
         do {
             return try await pool.runIfActive { () throws -> T in try body() }
         } catch let error as StoreError {
@@ -97,9 +132,19 @@ final class StoreGateway: Sendable {
         return try await run { () throws(StoreError) in try db.collection(collection).deleteOne(["_id": .objectId(id)]) }
     }
 
+    /// The ping before listening: libmongoc's server selection timeout (`--server-timeout`) bounds it.
     func ping() async throws(APIError) {
         let db = database
-        try await run { () throws(StoreError) in try db.connection.ping() }
+        try await runLong { () throws(StoreError) in try db.connection.ping() }
+    }
+
+    /// What `/healthz` says of the database: nil when it answered a ping within the probe's time.
+    func databaseProblem() async -> String? {
+        if let health { return await health.problem() }
+        do throws(APIError) { try await run { () throws(StoreError) in try self.database.connection.ping() } } catch {
+            return error.message
+        }
+        return nil
     }
 
     // MARK: Files
@@ -159,9 +204,17 @@ final class StoreGateway: Sendable {
 
     func stagedFileName() -> String { DiskUploads.stagedFileName() }
 
+    /// Removes the staged uploads a server killed mid-upload left (kill -9, a crash), in the
+    /// uploads folder or, with GridFS, the temporary folder; before this one stages any.
+    func removeStaleStagedUploads() async -> (directory: String, removed: Int) {
+        let directory = stagingDirectory
+        let removed = try? await diskPool.runIfActive { DiskUploads.removeStaleStagedUploads(in: directory) }
+        return (directory, removed ?? 0)
+    }
+
     func putStaged(path: String, length: Int, info: FileInfo) async throws(APIError) -> PutResult {
         let store = files
-        let result = try await run { () throws(StoreError) in
+        let result = try await runLong { () throws(StoreError) in
             try store.putStaged(path: path, length: length, info: info, reusingIdentical: false)
         }
         fileCache.put(result.file)
@@ -188,7 +241,7 @@ final class StoreGateway: Sendable {
     func uploadsProblem() async -> String? {
         guard let disk = files as? DiskUploads else { return nil }
         let directory = disk.directory
-        return try? await pool.runIfActive { () -> String? in
+        return try? await diskPool.runIfActive { () -> String? in
             let probe = UploadsProbe.run(directory: directory)
             if let problem = probe.problem { return problem }
             // The store made the folder at start and uploads stage into it; they never create it

@@ -115,8 +115,11 @@ struct Stager: ~Copyable {
 
     /// Flushes, closes and returns the complete upload (the store fsyncs it when it adopts it).
     consuming func finish(originalName: String?) async throws(APIError) -> StagedBody {
-        do {
+        do throws(APIError) {
             try checkMagic()
+            if let problem = expected?.containerProblem(head: head, length: length) {
+                throw APIError.unsupportedMediaType("the upload is not a readable image (\(problem))")
+            }
             try await flush()
         } catch {
             await discard()

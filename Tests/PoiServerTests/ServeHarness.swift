@@ -63,7 +63,9 @@ final class ServeHarness: @unchecked Sendable {
         [UInt8](try Data(contentsOf: repoRoot.appendingPathComponent("Samples/images/\(name)")))
     }
 
-    init(_ label: String, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// `serveURI`: the URI `poi serve` is given (a proxy in front of the live server); the
+    /// harness's own checks and clean-up use the live server directly.
+    init(_ label: String, extraArguments: [String] = [], environment: [String: String] = [:], serveURI: String? = nil) throws {
         guard let uri = Live.uri else { throw HarnessError("MONGODB_URI is not set, and the test lacks .liveServer") }
         databaseName = "poikit_test_serve_\(label)_\(ObjectId().hex.suffix(8))"
         scratch = NSTemporaryDirectory() + "poi-serve-\(databaseName)"
@@ -75,7 +77,7 @@ final class ServeHarness: @unchecked Sendable {
         database = MongoDatabase(connection: try MongoConnection(uri: uri), name: databaseName)
 
         process.executableURL = Self.binary
-        process.arguments = ["serve", "--uri", uri, "--db", databaseName, "--uploads", uploads, "--port", "0"] + extraArguments
+        process.arguments = ["serve", "--uri", serveURI ?? uri, "--db", databaseName, "--uploads", uploads, "--port", "0"] + extraArguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "POI_WRITE_TOKEN")
         env.merge(environment) { _, new in new }

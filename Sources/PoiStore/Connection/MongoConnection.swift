@@ -8,6 +8,9 @@ public struct ConnectionOptions: Sendable {
     public var socketTimeoutMS: Int32 = 300_000
     public var maxPoolSize: Int32 = 16
     public var appName = "poikit"
+    /// The timeouts and pool size above win over the URI's own: for a probe that must answer
+    /// within its time whatever the URI says (`poi serve`'s health check).
+    public var overridingURI = false
     public init() {}
 }
 
@@ -70,7 +73,7 @@ public final class MongoConnection: @unchecked Sendable {
 
         // Options the user put in the URI win over our defaults.
         func setDefault(_ name: String, _ value: Int32) {
-            if !mongoc_uri_has_option(uri, name) { mongoc_uri_set_option_as_int32(uri, name, value) }
+            if options.overridingURI || !mongoc_uri_has_option(uri, name) { mongoc_uri_set_option_as_int32(uri, name, value) }
         }
         setDefault(MONGOC_URI_SERVERSELECTIONTIMEOUTMS, options.serverSelectionTimeoutMS)
         setDefault(MONGOC_URI_CONNECTTIMEOUTMS, options.connectTimeoutMS)

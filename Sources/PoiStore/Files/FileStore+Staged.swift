@@ -1,5 +1,6 @@
 import CMongoC
 import Foundation
+import PoiFiles
 
 #if canImport(Glibc)
 import Glibc
@@ -16,10 +17,23 @@ extension FileStore {
         (self as? DiskUploads)?.directory ?? fallback
     }
 
-    /// A fresh staged-file name inside `stagingDirectory(...)`.
+    /// A fresh staged-file name inside `stagingDirectory(...)`: `.upload.tmp-PID.XXXXXX`, PoiFiles'
+    /// temporary names, so the writer's pid says whether the file is still being written
+    /// (`removeStaleStagedUploads`), and `poi gc` lists it in the uploads folder as a temporary file.
     public static func stagedFileName() -> String {
-        ".upload" + DiskUploads.temporaryMarker + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        AtomicFile.uniqueTemporaryName(for: stagedBase)
     }
+
+    /// Removes staged uploads in `directory` whose process is gone (killed mid-upload: kill -9,
+    /// a crash, the machine's power), and those named with this process's pid, which has staged
+    /// nothing yet: call it once, before taking uploads. A staged upload of a live process (another
+    /// server sharing the folder) is left alone. Returns how many were removed.
+    @discardableResult
+    public static func removeStaleStagedUploads(in directory: String) -> Int {
+        AtomicFile.removeStaleTemporaries(of: directory + "/" + stagedBase, atStart: true)
+    }
+
+    private static var stagedBase: String { "upload" }
 
     /// Stores the complete staged file at `path` (already hashed by the caller as it streamed)
     /// unless the same content with the same role is stored, in which case that file is returned

@@ -17,7 +17,12 @@ struct ServeCommand: AsyncParsableCommand {
         It keeps no state: any number of processes on any number of machines can serve one \
         database (use --gridfs so they all see the same files). SIGTERM or SIGINT lets requests \
         in flight finish (for up to 30 seconds, then closes their connections), then exits 0. \
-        One access-log line per request goes to stderr.
+        One access-log line per request goes to stderr (a download the client cut off is marked \
+        aborted, with the bytes sent).
+
+        A database that stops answering fails each request with 503 after --query-timeout plus \
+        2 seconds, and GET /healthz with 503 within about 2 seconds; the server recovers by \
+        itself when the database answers again.
 
         Exit status: 0 stopped by a signal, 2 bad arguments, 3 cannot listen or reach the database.
 
@@ -26,6 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
           poi serve --uploads /srv/app/uploads --port 8080
           poi serve --host 0.0.0.0 --gridfs --write-token "$TOKEN" --cors https://app.example.com
           POI_WRITE_TOKEN=secret poi serve --max-upload 20000000 --json-log
+          poi serve --query-timeout 5 --idle-timeout 30
         """
     )
 
@@ -44,8 +50,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Most documents one GET /:collection returns.", valueName: "n"))
     var maxResults = 1000
 
-    @Option(help: ArgumentHelp("Server-side time limit of each query (maxTimeMS).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Server-side time limit of each query (maxTimeMS); a database that does not answer "
+                               + "within it plus 2 s fails the request with 503.", valueName: "seconds"))
     var queryTimeout: Double = 10
+
+    @Option(help: ArgumentHelp("Close a connection whose client sends nothing for this long: between requests, and "
+                               + "in the middle of a request's head or body (a response being sent is never cut).",
+                               valueName: "seconds"))
+    var idleTimeout: Double = 60
 
     @Option(help: ArgumentHelp("Require Authorization: Bearer TOKEN for writes (default: $POI_WRITE_TOKEN).", valueName: "token"))
     var writeToken: String?
@@ -68,6 +80,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard filesCacheSeconds >= 0, filesCacheSeconds <= 86_400 else {
             throw ValidationError("--files-cache-seconds must be 0...86400, got \(filesCacheSeconds)")
         }
+        guard idleTimeout > 0, idleTimeout <= 86_400 else {
+            throw ValidationError("--idle-timeout must be more than 0 and at most 86400 seconds, got \(idleTimeout)")
+        }
         guard queryTimeout > 0, queryTimeout <= 3600 else {
             throw ValidationError("--query-timeout must be more than 0 and at most 3600 seconds, got \(queryTimeout)")
         }
@@ -86,7 +101,12 @@ struct ServeCommand: AsyncParsableCommand {
         // As servers do: a peer or a log reader that went away is an EPIPE to handle where it
         // happens (a dropped log line, a closed connection), never a signal that ends the process.
         signal(SIGPIPE, SIG_IGN)
-        let connection = try database.connect()
+        // A call waits for its reply at most the query timeout plus the margin: a stalled
+        // database (a paused process, a peer that never answers) fails requests with 503 and
+        // frees their threads, instead of holding both for libmongoc's 300 s.
+        let margin = Double(ServerConfiguration.databaseMarginSeconds)
+        let connection = try database.connect(socketTimeout: queryTimeout + margin)
+        let health = try database.connect(probe: Double(ServerConfiguration().healthTimeoutSeconds))
         let dbName = database.databaseName(for: connection)
         let db = MongoDatabase(connection: connection, name: dbName)
         let files = try storage.fileStore(database: db)
@@ -97,6 +117,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.maxUpload = maxUpload
         config.maxResults = maxResults
         config.queryTimeoutMS = Int(queryTimeout * 1000)
+        config.idleTimeoutMS = Int64(idleTimeout * 1000)
         let envToken = ProcessInfo.processInfo.environment["POI_WRITE_TOKEN"]
         config.writeToken = writeToken ?? (envToken?.isEmpty == false ? envToken : nil)
         config.corsOrigin = cors
@@ -104,7 +125,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.filesCacheSeconds = filesCacheSeconds
         config.stagingDirectory = NSTemporaryDirectory()
 
-        let server = PoiServer(configuration: config, database: db, files: files)
+        let server = PoiServer(configuration: config, database: db, files: files, healthConnection: health)
         let where_ = storage.gridfs ? "GridFS" : "uploads \(storage.uploads)"
         let host = self.host
         let writes = config.writeToken == nil ? "open" : "need a bearer token"

@@ -39,10 +39,24 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     /// Opens the pool. A malformed URI is a usage error (exit 2); its message has the password masked.
-    func connect() throws -> MongoConnection {
+    /// `socketTimeout`: how long one call waits for the server's reply before giving up on the
+    /// connection (libmongoc's `socketTimeoutMS`; a URI that sets it wins). The batch jobs keep
+    /// libmongoc's 300 s (a slow bulk write is still progress); `poi serve` gives its query
+    /// timeout plus a margin, so a stalled database fails a request instead of holding it.
+    /// `probe`: tight timeouts that win over the URI's, for a health check that must answer.
+    func connect(socketTimeout: Double? = nil, probe: Double? = nil) throws -> MongoConnection {
         var options = ConnectionOptions()
         options.serverSelectionTimeoutMS = Int32(serverTimeout * 1000)
         options.connectTimeoutMS = min(options.connectTimeoutMS, Int32(serverTimeout * 1000))
+        if let socketTimeout { options.socketTimeoutMS = Int32(min(socketTimeout * 1000, Double(Int32.max))) }
+        if let probe {
+            let ms = Int32(probe * 1000)
+            options.serverSelectionTimeoutMS = ms
+            options.connectTimeoutMS = ms
+            options.socketTimeoutMS = ms
+            options.maxPoolSize = 1
+            options.overridingURI = true
+        }
         do {
             return try MongoConnection(uri: resolvedURI, options: options)
         } catch {
