@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 # gdal-bin: the tests check every GeoJSON the writer produces with GDAL's ogrinfo as well.
 # liblcms2-dev: colour management of tagged photos (CCodecs/color.c). icc-profiles-free: the
 # Adobe RGB (1998)-compatible and gray profiles PoiImagingTests tag their fixtures with.
+# libgs-common: Ghostscript's ICC profiles (architecture-independent, no dependencies), for its
+# CMYK press profile (default_cmyk.icc): icc-profiles-free has no CMYK profile, and the CMYK
+# colour tests need a real one.
 # imagemagick-6.q16: Tests/PoiImagingTests/Fixtures/make_fixtures.py makes the CMYK and other
 # fixtures Pillow cannot with /usr/bin/convert-im6.q16; without it every imaging test fails.
 # nodejs node-express node-mongodb: the reference server (../shared/reference/tmt-server) that
@@ -13,7 +16,7 @@ cd "$(dirname "$0")/.."
 # libjpeg-turbo-progs: cjpeg writes the progressive scripts ProgressiveDCTests need, djpeg is
 # make bench-images' floor (libjpeg-turbo alone at 1/8).
 DEBS=(libpng-dev libjpeg-dev liblcms2-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin imagemagick-6.q16
-      nodejs node-express node-mongodb icc-profiles-free libjpeg-turbo-progs)
+      nodejs node-express node-mongodb icc-profiles-free libgs-common libjpeg-turbo-progs)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,8 +3,8 @@
  * CMS 2. lcms2 reports errors by return value, never by longjmp; its error text arrives through a
  * per-call context (cmsCreateContext), so nothing here is global and every call is reentrant.
  *
- * A profile that cannot be used (segments missing, over the size cap, refused by lcms2, or for a
- * colour space other than the pixels') is ignored: the image is treated as untagged and the
+ * A profile that cannot be used (segments missing, over the size cap, shorter than its header
+ * says, refused by lcms2, or for a colour space other than the pixels') is ignored: the image is treated as untagged and the
  * reason goes to cc_info.icc_warning. Never a failed decode. */
 #include <stdlib.h>
 #include <lcms2.h>
@@ -70,6 +70,21 @@ int cc_jpeg_icc(const uint8_t *d, size_t len, uint8_t **out, size_t *out_len, ch
     return 1;
 }
 
+/* The size an ICC profile declares in its header (ICC.1 7.2.2) against the bytes that arrived.
+ * lcms2 reads a tag only when it is used, so a profile cut short after the tags a conversion
+ * needs (a CMYK profile's A2B0 comes before the larger B2A0) would convert without complaint:
+ * it is refused as the damaged profile it is. More bytes than declared is padding, and fine. */
+static int truncated(const uint8_t *profile, size_t len, char *warning) {
+    if (len < 4) {
+        snprintf(warning, CC_MESSAGE_MAX, "ICC profile ignored: truncated to %zu bytes", len);
+        return 1;
+    }
+    uint32_t declared = (uint32_t)profile[0] << 24 | (uint32_t)profile[1] << 16 | (uint32_t)profile[2] << 8 | profile[3];
+    if (declared <= len) return 0;
+    snprintf(warning, CC_MESSAGE_MAX, "ICC profile ignored: truncated to %zu of its %u bytes", len, declared);
+    return 1;
+}
+
 typedef struct {
     char message[CC_MESSAGE_MAX];
 } lcms_log;
@@ -91,7 +106,7 @@ static cmsHPROFILE srgb_gray(cmsContext ctx) {
 }
 
 void cc_icc_describe(const uint8_t *profile, size_t len, cc_info *info) {
-    if (!profile || !len) return;
+    if (!profile || !len || truncated(profile, len, info->icc_warning)) return;
     lcms_log log = {{0}};
     cmsContext ctx = cmsCreateContext(NULL, &log);
     if (!ctx) return;
@@ -130,7 +145,7 @@ static cmsUInt32Number pixel_type(int channels, int bps, int *gray) {
 
 cc_icc_transform *cc_icc_open(const uint8_t *profile, size_t len, int channels, int bps, int cmyk_inverted,
                               cc_info *info) {
-    if (!profile || !len) return NULL;
+    if (!profile || !len || truncated(profile, len, info->icc_warning)) return NULL;
     cc_icc_transform *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     lcms_log *log = calloc(1, sizeof *log);

@@ -45,6 +45,9 @@ typedef struct {
     uint32_t src_w, src_h;
     int factor;
     uint64_t *sums;        /* per output column: channels sums (+ weight in alpha slot) */
+    void *vsum;            /* per source sample: the band's rows summed, in the narrowest of
+                            * uint16_t/uint32_t/uint64_t that cannot overflow (cc_box_begin) */
+    int vsum_bytes;        /* 2, 4 or 8 */
     uint32_t rows_in_band;
     uint32_t out_row;
     cc_image *out;

@@ -115,7 +115,7 @@ public enum Thumbnailer {
             bytesPerSample = source.bitDepth == 16 ? 2 : 1
             if s == 1 && source.isProgressive { extra = 0 } // the decoded image below is the whole image
             else if s > 1 && source.isProgressive { extra = decodedW * decodedH * channels * 8 } // Adam7 sums
-            else { extra = w * channels * bytesPerSample + decodedW * channels * 8 }           // row + band sums
+            else { extra = w * channels * (bytesPerSample + 8) + decodedW * channels * 8 }     // row, column sums, band sums
         }
         let decoded = decodedW * decodedH * channels * bytesPerSample
         let resampleRows = plan.storedOutputWidth * decodedH * channels * 4

@@ -30,7 +30,7 @@ import Testing
         let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            return .failure(FixtureError(description: "make_color_fixtures.py failed (run `make setup`: it needs icc-profiles-free): \(text)"))
+            return .failure(FixtureError(description: "make_color_fixtures.py failed (run `make setup`: it needs icc-profiles-free, libgs-common and imagemagick-6.q16): \(text)"))
         }
         return .success(Made(dir: dir))
     }()
@@ -71,7 +71,11 @@ import Testing
     }
 
     @Test(arguments: [("rocket.jpg", "Adobe RGB (1998)"), ("p3.jpg", "Display P3"), ("adobe.jpg", "Adobe RGB"), ("adobe.png", "Adobe RGB"), ("adobe-alpha.png", "Adobe RGB"),
-                      ("gray.jpg", "Gray"), ("gray.png", "Gray")])
+                      ("gray.jpg", "Gray"), ("gray.png", "Gray"),
+                      // CMYK JPEGs with a press profile: Adobe YCCK (ImageMagick), Adobe CMYK
+                      // (Pillow), both inverted, and plain CMYK (no APP14).
+                      ("cmyk-ycck.jpg", "Artifex CMYK SWOP Profile"), ("cmyk-adobe.jpg", "Artifex CMYK SWOP Profile"),
+                      ("cmyk-plain.jpg", "Artifex CMYK SWOP Profile")])
     func taggedPixelsMatchAColourManagedReference(name: String, profile: String) throws {
         let made = try Self.fixtures.get()
         let bytes = try made.bytes(name)
@@ -101,19 +105,23 @@ import Testing
                                                                                        options: DecodeOptions(colorManaged: false))))
     }
 
-    /// Hostile and damaged profiles: ignored with a reason, the image decodes as if untagged.
-    @Test(arguments: [("missing-chunk.jpg", "ICC profile has 1 of its 2 chunks"),
-                      ("corrupt-profile.jpg", "ICC profile ignored: "),
-                      ("gray-with-rgb-profile.jpg", "ICC profile ignored: a gray image with a colour profile")])
-    func unusableProfilesAreIgnoredWithAWarning(name: String, warning: String) throws {
+    /// Hostile and damaged profiles: ignored with a reason, the image decodes as if untagged
+    /// (the pixels are those of `sameAs`, a file with the same image data, decoded unmanaged).
+    @Test(arguments: [("missing-chunk.jpg", "ICC profile has 1 of its 2 chunks", "untagged.jpg"),
+                      ("corrupt-profile.jpg", "ICC profile ignored: ", "untagged.jpg"),
+                      ("gray-with-rgb-profile.jpg", "ICC profile ignored: a gray image with a colour profile", "gray-with-rgb-profile.jpg"),
+                      // Cut to its first half, the tags a CMYK → sRGB conversion reads are still
+                      // whole: only the size in the header tells. Today's CMYK conversion instead.
+                      ("cmyk-truncated-profile.jpg", "ICC profile ignored: truncated to 93742 of its 187484 bytes", "cmyk-adobe.jpg"),
+                      ("truncated-profile.png", "ICC profile ignored: iCCP: ", "adobe.png")])
+    func unusableProfilesAreIgnoredWithAWarning(name: String, warning: String, sameAs: String) throws {
         let made = try Self.fixtures.get()
         let bytes = try made.bytes(name)
         // The thumbnail's source carries the warning: from the header for a damaged profile, from
         // the decode for one that cannot serve these pixels (a colour profile on a gray image).
         let thumbnail = try Thumbnailer.make(from: bytes, spec: try ThumbnailSpec(width: 128, height: 128))
         #expect(thumbnail.source.colorWarning?.hasPrefix(warning) == true, "\(name): \(String(describing: thumbnail.source.colorWarning))")
-        let untagged = try ImageCodec.decode(try made.bytes(name == "gray-with-rgb-profile.jpg" ? name : "untagged.jpg"),
-                                             options: DecodeOptions(colorManaged: false))
+        let untagged = try ImageCodec.decode(try made.bytes(sameAs), options: DecodeOptions(colorManaged: false))
         #expect(try ImageCodec.decode(bytes) == untagged, "\(name): pixels changed by a profile that was not used")
     }
 

@@ -304,9 +304,10 @@ import Testing
         // The same progressive: plus every coefficient, 6000x4000x3 samples x 2 bytes.
         #expect(Thumbnailer.estimatedPeakBytes(source: Self.info(.jpeg, 6000, 4000, progressive: true), spec: spec)
             == 750 * 500 * 3 + 6000 * 4000 * 3 * 2 + 256 * 500 * 3 * 4 + 256 * 171 * 3 * 3)
-        // 4096x4096 RGBA PNG, shrink 8 on load: 512x512x4 decoded, one row, band sums.
+        // 4096x4096 RGBA PNG, shrink 8 on load: 512x512x4 decoded, one row, its column sums (at
+        // most 8 bytes a sample), band sums.
         #expect(Thumbnailer.estimatedPeakBytes(source: Self.info(.png, 4096, 4096, channels: 4), spec: spec)
-            == 512 * 512 * 4 + 4096 * 4 + 512 * 4 * 8 + 256 * 512 * 4 * 4 + 256 * 256 * 4 * 3)
+            == 512 * 512 * 4 + 4096 * 4 + 4096 * 4 * 8 + 512 * 4 * 8 + 256 * 512 * 4 * 4 + 256 * 256 * 4 * 3)
         // 600x400 16-bit RGB Adam7 PNG: under 4x, no shrink, decoded whole at 2 bytes per sample.
         #expect(Thumbnailer.estimatedPeakBytes(source: Self.info(.png, 600, 400, bitDepth: 16, progressive: true), spec: spec)
             == 600 * 400 * 3 * 2 + 256 * 400 * 3 * 4 + 256 * 171 * 3 * 3)
