@@ -25,11 +25,16 @@ public struct LocalThumbnailSummary: Sendable, Encodable, Equatable {
         public var bytes: Int?
         /// Why no thumbnail was written for this input.
         public var error: String?
+        /// Written, but not as asked: the embedded ICC profile could not be used, so the colours
+        /// are those of an untagged image (`ImageInfo.colorWarning`).
+        public var warning: String?
     }
 
     public var spec: String
     public var written = 0
     public var failed = 0
+    /// Thumbnails written with a `warning`.
+    public var warnings = 0
     public var seconds = 0.0
     public var files: [Entry] = []
 }
@@ -90,6 +95,7 @@ public struct LocalThumbnailJob: Sendable {
         summary.files = entries
         summary.written = entries.count { $0.error == nil }
         summary.failed = entries.count - summary.written
+        summary.warnings = entries.count { $0.warning != nil }
         summary.seconds = Self.seconds(ContinuousClock.now - started)
         done.finish()
         return summary
@@ -144,6 +150,7 @@ public struct LocalThumbnailJob: Sendable {
         entry.height = thumb.height
         entry.contentType = thumb.contentType
         entry.bytes = thumb.data.count
+        entry.warning = thumb.source.colorWarning.map { $0 + " (thumbnail made as if untagged)" }
         return entry
     }
 

@@ -13,7 +13,9 @@ struct ThumbCommand: ParsableCommand {
         bytes, not the name. JPEGs are decoded at reduced size when the thumbnail allows it, EXIF \
         orientation is applied, and the result carries no metadata. Files that cannot be read or \
         decoded are reported on standard error, one line each ("file: reason"), and the rest are \
-        still processed. Two inputs that would give the same output name: the first one given \
+        still processed. An embedded colour profile that cannot be used (damaged, truncated, \
+        over the size cap, for other pixels) gives a "file: warning: ..." line and a thumbnail \
+        made as if untagged (exit status 0; `warning` in --json). Two inputs that would give the same output name: the first one given \
         that makes a thumbnail gets it, the other is reported. An input is never overwritten. Files are processed in \
         parallel (--jobs), a bounded number at a time, so memory stays flat however many files \
         there are.
@@ -62,6 +64,9 @@ struct ThumbCommand: ParsableCommand {
         for entry in summary.files {
             // Exactly "file: reason", one line per file, so the list can be grepped or re-fed.
             if let error = entry.error { Console.writeError(TerminalText.escaped("\(entry.input): \(error)") + "\n") }
+            if let warning = entry.warning {
+                Console.writeError(TerminalText.escaped("\(entry.input): warning: \(warning)") + "\n")
+            }
         }
         if printing.json {
             try printJSON(summary)
