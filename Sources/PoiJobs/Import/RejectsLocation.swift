@@ -34,6 +34,29 @@ public enum RejectsLocation {
         return FilePaths.join(folder, name + suffix)
     }
 
+    /// The default rejects file of a zip member: beside the archive (when its folder is
+    /// writable, else where `defaultPath(for:format:)` would put it), named after both:
+    /// `dumps/dump.zip` member `dump/part-a.csv` → `dumps/dump.part-a.rejects.csv`, and when the
+    /// member is named like its archive (GeoNames' `allCountries.zip` holding
+    /// `allCountries.txt`), `allCountries.rejects.csv`. One file per member, each recognised as a
+    /// rejects file among inputs like any other.
+    public static func defaultPath(forMember member: String, of archive: String, format: InputFormat) -> String {
+        func stem(_ name: String) -> String {
+            var last = FilePaths.lastComponent(of: name)
+            if last.lowercased().hasSuffix(".gz"), last.count > 3 { last.removeLast(3) }
+            if let dot = last.lastIndex(of: "."), dot != last.startIndex { last = String(last[..<dot]) }
+            return last
+        }
+        let archiveStem = stem(archive), memberStem = stem(member)
+        let name = archiveStem == memberStem ? archiveStem : archiveStem + "." + memberStem
+        let suffix = format == .csv ? ".rejects.csv" : ".rejects.geojson"
+        let beside = FilePaths.join(FilePaths.folder(of: archive), name + suffix)
+        if access(FilePaths.folder(of: beside), W_OK) == 0 { return beside }
+        let environment = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let folder = access(".", W_OK) == 0 ? FileManager.default.currentDirectoryPath : environment
+        return FilePaths.join(folder, name + suffix)
+    }
+
     /// Whether `path` is a rejects file a PoiKit import wrote: its name ends in `.rejects.csv` or
     /// `.rejects.geojson` AND its content is one (a CSV header ending in `_line,_field,_reason`
     /// with the file's delimiter, also in UTF-16/UTF-32 after a BOM; a FeatureCollection whose

@@ -49,6 +49,7 @@ struct CheckCommand: ParsableCommand {
         var valid: Int
         var rejected: Int
         var unreadable: Int
+        var skippedMembers: [SkippedMember]
         var rejects: [RejectRecord]
         var rejectsListed: Int
     }
@@ -75,9 +76,12 @@ struct CheckCommand: ParsableCommand {
             }
             if !json && result.format != nil { out.append("\(result.file): \(result.valid) valid, \(result.rejected) rejected\n") }
         }
+        if !quiet && !json {
+            for member in summary.skippedMembers { out.flush(); Console.writeError(skippedMemberLine(member) + "\n") }
+        }
         if json {
             try printJSON(Report(files: summary.files, valid: summary.valid, rejected: summary.rejected,
-                                 unreadable: summary.unreadable, rejects: listed.records, rejectsListed: listed.records.count))
+                                 unreadable: summary.unreadable, skippedMembers: summary.skippedMembers, rejects: listed.records, rejectsListed: listed.records.count))
         } else if files.count > 1 {
             out.append("total: \(summary.valid) valid, \(summary.rejected) rejected"
                        + (summary.unreadable > 0 ? ", \(summary.unreadable) file(s) unreadable" : "") + "\n")

@@ -77,6 +77,9 @@ struct ConvertCommand: ParsableCommand {
             printError(CLIHints.message(for: error))
             throw ExitStatus.of(error)
         }
+        if !quiet && !json {
+            for member in summary.skippedMembers { printError(skippedMemberLine(member)) }
+        }
         if json {
             try printJSON(summary)
         } else if output != "-" || summary.rejected > 0 {

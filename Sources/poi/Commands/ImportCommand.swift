@@ -147,6 +147,7 @@ struct ImportCommand: ParsableCommand {
                 Console.writeError("poi: skipped \(TerminalText.escaped(file)): a rejects file of an earlier import, "
                     + "not a dump (import it alone once fixed)\n")
             }
+            for member in summary.skippedMembers { Console.writeError(skippedMemberLine(member) + "\n") }
         }
         if output.json {
             try printJSON(summary)
