@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PoiFormats
+@testable @_spi(Fuzzing) import PoiFormats
 import PoiModel
 
 /// Zip archives (issue 17): members in name order, stored and deflate, ZIP64, damage and the
@@ -168,6 +168,26 @@ import PoiModel
             #expect(error == .damagedArchive(file: "c.zip:s.csv", reason: "CRC-32 mismatch (the member's bytes are not the ones archived)"))
         }
         #expect(places == 19)
+    }
+
+    /// The fuzzers' oracle reads each member of a zip input both ways (the zipped seed of
+    /// `make fuzz-formats`), and a member cut short or over the cap ends with its error.
+    @Test func fuzzOracleReadsEachMemberTheSameWholeAndInPieces() throws {
+        let bytes = try Self.zip("""
+            z.writestr("dump/README.txt", b"two parts")
+            z.writestr(zipfile.ZipInfo("dump/part-a.csv"), plain[:600])
+            z.writestr("dump/part-b.csv", plain, compress_type=zipfile.ZIP_DEFLATED)
+            z.writestr("dump/zeros.csv", b"name,lat,lon\\n" + b" " * (3 << 20), compress_type=zipfile.ZIP_DEFLATED)
+            """)
+        for chunk in [1, 7, 4096] {
+            let reads = ReadConsistency.read(bytes, as: .csv, chunkSize: chunk)
+            #expect(reads.agree && !reads.stalled, "\(reads.difference)")
+        }
+        // Cut inside the last member's data, with the directory put back after it.
+        let archive = try ZipArchive(bytes: bytes, name: "z.zip")
+        #expect(archive.members.count == 4)
+        let reads = ReadConsistency.read(Array(bytes[..<(bytes.count - 40)]), as: .geojson, chunkSize: 5)
+        #expect(reads.agree)
     }
 
     func firstIndex(of needle: [UInt8], in hay: [UInt8]) -> Int? {
