@@ -18,6 +18,26 @@ public enum Gzip {
     public static let magic: [UInt8] = [0x1F, 0x8B]
 
     public static func isGzip(_ prefix: ArraySlice<UInt8>) -> Bool { prefix.starts(with: magic) }
+
+    /// Whether the file at `path` starts with the gzip magic bytes.
+    public static func isGzip(file path: String) -> Bool {
+        guard let source = try? ByteSource(path: path) else { return false }
+        var head: [UInt8] = []
+        while head.count < 2, let n = try? source.read(appendingTo: &head), n > 0 {}
+        return isGzip(head[...])
+    }
+
+    /// The decoded content of the gzip file at `path` when it is at most `limit` bytes; nil when
+    /// it is longer, cannot be read, or is damaged (never more than `limit` + 1 bytes decoded).
+    public static func contents(ofFile path: String, limit: Int) -> [UInt8]? {
+        guard let source = try? ByteSource(path: path) else { return nil }
+        let stage = GzipStage(compressed: source, maxBytes: limit)
+        var out: [UInt8] = []
+        while true {
+            guard let n = try? stage.read(appendingTo: &out) else { return nil }
+            if n == 0 { return out }
+        }
+    }
 }
 
 /// What an inflating thread (gzip, a zip member) hands the reader, in order.

@@ -75,8 +75,25 @@ public enum RejectsLocation {
         let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard n > 0 else { return false }
         var bytes = Array(head[..<n])
-        // A rejects file of a UTF-16/UTF-32 input is written in its encoding, BOM first.
-        if let encoding = TextEncoding.fromBOM(bytes[...]) { bytes = encoding.decode(bytes) }
+        // A rejects file of a UTF-16/UTF-32 input is written in its encoding, BOM first — or
+        // without one, as its input was (`--encoding utf-16le`): NUL bytes in the head, where a
+        // UTF-8 rejects file has none, say to try the wide encodings (the header decides).
+        if let encoding = TextEncoding.fromBOM(bytes[...]) {
+            bytes = encoding.decode(bytes)
+        } else if bytes.contains(0) {
+            for name in ["UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE"] {
+                guard let encoding = TextEncoding(name: name) else { continue }
+                // Whole code units only: a 64 KiB read may end inside one.
+                let unit = name.hasPrefix("UTF-16") ? 2 : 4
+                if isRejectsContent(encoding.decode(Array(bytes[..<(bytes.count / unit * unit)])), isCSV: isCSV) { return true }
+            }
+            return false
+        }
+        return isRejectsContent(bytes, isCSV: isCSV)
+    }
+
+    /// UTF-8 text that starts like one of the import's rejects files.
+    private static func isRejectsContent(_ bytes: [UInt8], isCSV: Bool) -> Bool {
         var text = String(decoding: bytes, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         if isCSV {

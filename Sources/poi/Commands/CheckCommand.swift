@@ -82,7 +82,7 @@ struct CheckCommand: ParsableCommand {
         if json {
             try printJSON(Report(files: summary.files, valid: summary.valid, rejected: summary.rejected,
                                  unreadable: summary.unreadable, skippedMembers: summary.skippedMembers, rejects: listed.records, rejectsListed: listed.records.count))
-        } else if files.count > 1 {
+        } else if summary.files.count > 1 {  // a zip's members count as files
             out.append("total: \(summary.valid) valid, \(summary.rejected) rejected"
                        + (summary.unreadable > 0 ? ", \(summary.unreadable) file(s) unreadable" : "") + "\n")
         }
