@@ -33,7 +33,7 @@ struct CheckCommand: ParsableCommand {
     /// Rejects kept for `--json`: enough to fix a file by, bounded whatever the input.
     static let maxListedRejects = 10_000
 
-    @Argument(help: ArgumentHelp("CSV or GeoJSON files ('-' reads standard input).", valueName: "file"))
+    @Argument(help: ArgumentHelp("CSV or GeoJSON files, gzip'd or not; a .zip checks each CSV/GeoJSON member in name order ('-' reads standard input).", valueName: "file"))
     var files: [String]
 
     @OptionGroup var mapping: FieldMappingOptions

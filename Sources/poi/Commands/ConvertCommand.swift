@@ -28,7 +28,7 @@ struct ConvertCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("CSV or GeoJSON input ('-' reads standard input).", valueName: "in"))
+    @Argument(help: ArgumentHelp("CSV or GeoJSON input, gzip'd or not; a .zip converts its CSV/GeoJSON members in name order into one output ('-' reads standard input).", valueName: "in"))
     var input: String
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Output file ('-' for standard output).", valueName: "out"))

@@ -73,7 +73,7 @@ struct ImportCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("CSV or GeoJSON files.", valueName: "file"))
+    @Argument(help: ArgumentHelp("CSV or GeoJSON files, gzip'd or not; a .zip imports each CSV/GeoJSON member in name order ('-' reads standard input).", valueName: "file"))
     var files: [String]
 
     @OptionGroup var database: DatabaseOptions
