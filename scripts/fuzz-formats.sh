@@ -25,7 +25,7 @@ mkdir -p "$OUT"
 
 # Seeds: the samples, plus small inputs for the paths samples don't reach (BOM, CRLF/CR, other
 # delimiters, quoted newlines, RFC 8142 sequences, newline-delimited and single features, gzip,
-# UTF-16), plus
+# UTF-16, zip), plus
 # every committed regression input. Rewritten each run (small); the corpora persist.
 S="$OUT/seeds-formats"
 rm -rf "$S"
@@ -51,6 +51,19 @@ gzip -c -n Samples/landmarks.geojson > "$S/geojson/landmarks.geojson.gz"
 { head -c 700 Samples/places.csv | gzip -c -n; tail -c +701 Samples/places.csv | gzip -c -n; } > "$S/csv/two-members.csv.gz"
 head -c 300 "$S/csv/places.csv.gz" > "$S/csv/truncated.csv.gz"
 { printf '\xff\xfe'; head -n 8 Samples/places.csv | iconv -f UTF-8 -t UTF-16LE; } > "$S/csv/utf16le-bom.csv"
+# Zipped (issue 17): two members (stored and deflate) and a README; the oracle reads each member.
+python3 - "$S" <<'PY'
+import sys, zipfile
+s = sys.argv[1]
+csv = open("Samples/places.csv", "rb").read().splitlines(keepends=True)
+geo = open("Samples/landmarks.geojson", "rb").read()
+with zipfile.ZipFile(s + "/csv/dump.zip", "w") as z:
+    z.writestr("dump/README.txt", b"two parts\n")
+    z.writestr(zipfile.ZipInfo("dump/part-a.csv"), b"".join(csv[:8]))
+    z.writestr("dump/part-b.csv", csv[0] + b"".join(csv[8:]), compress_type=zipfile.ZIP_DEFLATED)
+with zipfile.ZipFile(s + "/geojson/landmarks.zip", "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("landmarks.geojson", geo)
+PY
 for r in Tests/PoiFormatsTests/FuzzRegressions/*; do
     [ -f "$r" ] || continue
     case "$r" in *.md) ;; *.geojson) cp "$r" "$S/geojson/";; *) cp "$r" "$S/csv/";; esac

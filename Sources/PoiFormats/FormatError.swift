@@ -17,6 +17,17 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The compressed input is damaged at `offset` (a byte offset in the compressed file): the
     /// bytes decoded before it were read.
     case damagedCompression(file: String, offset: Int, reason: String)
+    /// Decompressing stopped (or never started) at a cap on decompressed bytes or on the
+    /// compression ratio (`ReadLimits.maxInflatedBytes`, `maxInflateRatio`): a decompression
+    /// bomb, or a dump over the cap. The bytes decoded before it were read.
+    case decompressionLimit(file: String, reason: String)
+    /// A zip member that cannot be read to its end: corrupt (CRC, sizes), truncated, encrypted or
+    /// compressed with a method other than stored/deflate. `file` is `ARCHIVE:MEMBER`; the bytes
+    /// decoded before the damage was found were read.
+    case damagedArchive(file: String, reason: String)
+    /// A zip archive on standard input or a pipe: its directory is at its end, so it is read from
+    /// a file only.
+    case zipNeedsFile(file: String)
 
     public var description: String {
         switch self {
@@ -33,6 +44,12 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .damagedCompression(let f, let offset, let r):
             return "\(f): damaged gzip data at byte \(offset) of the compressed file: \(r); "
                 + "everything before it was read"
+        case .decompressionLimit(let f, let r):
+            return "\(f): decompression refused (a decompression bomb?): \(r)"
+        case .damagedArchive(let f, let r):
+            return "\(f): damaged zip data: \(r); everything before it was read"
+        case .zipNeedsFile(let f):
+            return "\(f == "-" ? "standard input" : f): is a zip archive, which is read from a file only (its directory is at its end)"
         }
     }
 }
@@ -48,6 +65,15 @@ public struct ReadLimits: Sendable, Equatable {
     public var maxFeatureBytes: Int = 16 << 20
     /// Deepest JSON nesting inside a feature (objects + arrays).
     public var maxDepth: Int = 64
+    /// Most bytes one compressed input (a gzip stream, a zip member) may inflate to; past it
+    /// reading stops with `decompressionLimit`. A zip member declaring more is refused unread.
+    /// 16 GiB: ten times GeoNames' allCountries.txt, and about a minute of zlib.
+    public var maxInflatedBytes: Int = 16 << 30
+    /// Most decompressed bytes per compressed byte of a zip member, declared or actual, once it
+    /// has inflated past `inflateRatioFloor` bytes. deflate's own ceiling is about 1032:1 (runs of
+    /// one byte), text dumps compress 3:1 to 20:1: over 1000:1 is a bomb of zeros.
+    public var maxInflateRatio: Int = 1000
+    public var inflateRatioFloor: Int = 1 << 20
 
     public init() {}
 }

@@ -18,10 +18,30 @@ public enum Gzip {
     public static let magic: [UInt8] = [0x1F, 0x8B]
 
     public static func isGzip(_ prefix: ArraySlice<UInt8>) -> Bool { prefix.starts(with: magic) }
+
+    /// Whether the file at `path` starts with the gzip magic bytes.
+    public static func isGzip(file path: String) -> Bool {
+        guard let source = try? ByteSource(path: path) else { return false }
+        var head: [UInt8] = []
+        while head.count < 2, let n = try? source.read(appendingTo: &head), n > 0 {}
+        return isGzip(head[...])
+    }
+
+    /// The decoded content of the gzip file at `path` when it is at most `limit` bytes; nil when
+    /// it is longer, cannot be read, or is damaged (never more than `limit` + 1 bytes decoded).
+    public static func contents(ofFile path: String, limit: Int) -> [UInt8]? {
+        guard let source = try? ByteSource(path: path) else { return nil }
+        let stage = GzipStage(compressed: source, maxBytes: limit)
+        var out: [UInt8] = []
+        while true {
+            guard let n = try? stage.read(appendingTo: &out) else { return nil }
+            if n == 0 { return out }
+        }
+    }
 }
 
-/// What the inflating thread hands the reader, in order.
-private enum GzipPiece: Sendable {
+/// What an inflating thread (gzip, a zip member) hands the reader, in order.
+enum DecodedPiece: Sendable {
     case bytes([UInt8])
     case end
     case failed(FormatError)
@@ -29,9 +49,9 @@ private enum GzipPiece: Sendable {
 
 /// A bounded hand-over between the inflating thread and the reader: the thread blocks when
 /// `depth` pieces wait, the reader when none does.
-private final class GzipChannel: Sendable {
+final class DecodedChannel: Sendable {
     private struct State {
-        var pieces: [GzipPiece] = []
+        var pieces: [DecodedPiece] = []
         var head = 0
         var cancelled = false
         var compressedRead = 0
@@ -43,7 +63,7 @@ private final class GzipChannel: Sendable {
     init(depth: Int) { free = DispatchSemaphore(value: depth) }
 
     /// False once the reader went away: the thread stops.
-    func put(_ piece: GzipPiece, compressedRead: Int) -> Bool {
+    func put(_ piece: DecodedPiece, compressedRead: Int) -> Bool {
         free.wait()
         let open = state.withLock { s -> Bool in
             if s.cancelled { return false }
@@ -55,9 +75,9 @@ private final class GzipChannel: Sendable {
         return open
     }
 
-    func take() -> GzipPiece {
+    func take() -> DecodedPiece {
         ready.wait()
-        let piece = state.withLock { s -> GzipPiece in
+        let piece = state.withLock { s -> DecodedPiece in
             let p = s.pieces[s.head]
             s.head += 1
             if s.head == s.pieces.count { s.pieces.removeAll(keepingCapacity: true); s.head = 0 }
@@ -77,7 +97,7 @@ private final class GzipChannel: Sendable {
 }
 
 /// The compressed source, handed to the inflating thread, which alone touches it from then on.
-private final class SourceHandOver: @unchecked Sendable {
+final class SourceHandOver: @unchecked Sendable {
     let source: ByteSource
     init(_ source: ByteSource) { self.source = source }
 }
@@ -86,20 +106,21 @@ final class GzipStage: ByteStage {
     /// Decoded chunks that may wait for the reader (1 MiB at the default chunk size).
     static let depth = 4
 
-    private let channel = GzipChannel(depth: GzipStage.depth)
+    private let channel = DecodedChannel(depth: GzipStage.depth)
     private var finished = false
     private var failure: FormatError?
     let inputTotalBytes: Int?
 
     /// Starts inflating `compressed` (which must start with the gzip magic) on a thread of its own.
-    init(compressed: ByteSource, chunkSize: Int = ByteSource.chunkSize) {
+    /// `maxBytes` caps the inflated bytes (`ReadLimits.maxInflatedBytes`): a gzip bomb stops there.
+    init(compressed: ByteSource, maxBytes: Int = ReadLimits().maxInflatedBytes, chunkSize: Int = ByteSource.chunkSize) {
         inputTotalBytes = compressed.totalBytes
         let channel = self.channel
         let handOver = SourceHandOver(compressed)
         // A queue of its own: it targets an overcommitting pool, so a thread blocked waiting for
         // the reader never takes one of the workers the CSV reader converts batches on.
         DispatchQueue(label: "poi.gunzip").async {
-            GzipStage.inflateAll(handOver.source, into: channel, chunkSize: chunkSize)
+            GzipStage.inflateAll(handOver.source, into: channel, maxBytes: maxBytes, chunkSize: chunkSize)
         }
     }
 
@@ -123,7 +144,7 @@ final class GzipStage: ByteStage {
         }
     }
 
-    private static func inflateAll(_ source: ByteSource, into channel: GzipChannel, chunkSize: Int) {
+    private static func inflateAll(_ source: ByteSource, into channel: DecodedChannel, maxBytes: Int, chunkSize: Int) {
         let name = source.name
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
@@ -141,6 +162,7 @@ final class GzipStage: ByteStage {
         var produced = 0              // bytes of `output` filled
         var memberOpen = false        // inside a member: the input may not end here
         var compressedRead = 0
+        var handedOut = 0             // decoded bytes put in the channel so far
 
         func fail(_ offset: Int, _ reason: String) {
             if produced > 0 { _ = channel.put(.bytes(Array(output[0..<produced])), compressedRead: compressedRead) }
@@ -181,6 +203,14 @@ final class GzipStage: ByteStage {
             }
             memberOpen = true
             produced = chunkSize - Int(stream.pointee.avail_out)
+            if handedOut + produced > maxBytes {
+                // A bomb (or a dump over the cap): what fits is handed out, then the reason.
+                produced = maxBytes - handedOut
+                if produced > 0 { _ = channel.put(.bytes(Array(output[0..<produced])), compressedRead: compressedRead) }
+                _ = channel.put(.failed(.decompressionLimit(file: name, reason: InflateCaps.overBytes(maxBytes))),
+                                compressedRead: compressedRead)
+                return
+            }
             let offset = inputStart + input.count - Int(stream.pointee.avail_in)
             switch ret {
             case Z_OK:
@@ -199,6 +229,7 @@ final class GzipStage: ByteStage {
             }
             if produced == chunkSize {
                 if !channel.put(.bytes(output), compressedRead: compressedRead) { return }
+                handedOut += produced
                 produced = 0
             }
         }

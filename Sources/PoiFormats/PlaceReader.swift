@@ -68,9 +68,13 @@ public final class PlaceReader {
     static func decoded(_ source: ByteSource, options: ReadOptions) throws(FormatError)
         -> (stream: ByteSource, head: [UInt8], isGzip: Bool, encoding: TextEncoding?) {
         var (head, stream) = try peek(source)
+        // A zip reaches here only unexpanded: from standard input or a pipe (`ZipArchive` reads
+        // files), or as a member of another zip.
+        if ZipArchive.isZip(head[...]) { throw .zipNeedsFile(file: source.name) }
         let isGzip = Gzip.isGzip(head[...])
         if isGzip {
-            (head, stream) = try peek(ByteSource(name: source.name, stage: GzipStage(compressed: stream)))
+            (head, stream) = try peek(ByteSource(name: source.name, stage: GzipStage(compressed: stream,
+                                                                                     maxBytes: options.limits.maxInflatedBytes)))
         }
         let encoding = options.encoding ?? TextEncoding.fromBOM(head[...])
         if let encoding {

@@ -26,6 +26,7 @@ import PoiModel
         limits.maxFields = 32
         limits.maxFeatureBytes = 2048
         limits.maxDepth = 12
+        limits.maxInflatedBytes = 1 << 20
         return ReadOptions(limits: limits, keepRawRecords: true)
     }()
 
@@ -70,6 +71,7 @@ import PoiModel
     /// `x` (CSV) or `{` (GeoJSON) put in front, so each format's reader sees every input.
     public static func read(_ input: [UInt8], as format: InputFormat, chunkSize: Int,
                              options: ReadOptions = smallLimits) -> Reads {
+        if ZipArchive.isZip(input[...]) { return readZip(input, as: format, chunkSize: chunkSize, options: options) }
         var bytes = input
         switch (format, InputFormat.detect(prefix: bytes[...])) {
         case (.csv, .geojson): bytes.insert(0x78, at: 0)
@@ -120,6 +122,34 @@ import PoiModel
         }
         return Reads(whole: whole.map(sansOffset), pieces: pieces.map(sansOffset), validated: validated.map(sansOffset), stalled: stalled,
                      misplacedRaw: misplacedRaw(whole, in: decodedBytes(bytes, name: name, options: options)))
+    }
+
+    /// Members of a zip input looked at (a fuzzed central directory may list thousands).
+    static let maxZipMembers = 16
+
+    /// A zip input (`ZipArchive` over memory): each member, inflated under the caps of `options`,
+    /// must come to an end — its bytes, then the end or one error, never more than the cap — and
+    /// its decoded bytes must read the same both ways (`read`). A directory that cannot be read is
+    /// an agreeing empty read: the archive's error is all there is to say.
+    static func readZip(_ input: [UInt8], as format: InputFormat, chunkSize: Int, options: ReadOptions) -> Reads {
+        let agreeing = Reads(whole: [], pieces: [], validated: [.valid(0)], stalled: false, misplacedRaw: nil)
+        guard let archive = try? ZipArchive(bytes: input, name: "fuzz.zip") else { return agreeing }
+        for member in archive.members.prefix(maxZipMembers) {
+            let source = archive.source(for: member, limits: options.limits)
+            var decoded: [UInt8] = []
+            while true {
+                let n: Int
+                do { n = try source.read(appendingTo: &decoded) } catch { break }
+                if n == 0 { break }
+                precondition(decoded.count <= options.limits.maxInflatedBytes,
+                             "\(member.name): \(decoded.count) bytes inflated, over the cap of \(options.limits.maxInflatedBytes)")
+            }
+            // A member that is itself a zip would recurse without end: its bytes are data here.
+            if ZipArchive.isZip(decoded[...]) { continue }
+            let reads = read(decoded, as: format, chunkSize: chunkSize, options: options)
+            if !reads.agree || reads.stalled { return reads }
+        }
+        return agreeing
     }
 
     /// Where zlib notices damage depends on how much input it was handed at once (it reads a

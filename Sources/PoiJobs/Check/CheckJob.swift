@@ -24,6 +24,8 @@ public struct CheckSummary: Sendable, Encodable, Equatable {
     public var rejected = 0
     /// Files that could not be read to the end.
     public var unreadable = 0
+    /// Members of zip archives that are not dumps (a README…), not read.
+    public var skippedMembers: [SkippedMember] = []
 }
 
 /// `poi check`: reads and validates dumps exactly as the import would, without a database and
@@ -44,27 +46,47 @@ public struct CheckJob {
     /// file is checked. `onFile` sees each file's result as soon as it is done.
     public func run(onFile: (CheckFileResult) -> Void = { _ in }) -> CheckSummary {
         var summary = CheckSummary()
-        for file in files {
-            var result = CheckFileResult(file: file)
+        for path in files {
+            // A zip archive is its dump members, each checked as a file of its own.
+            let inputs: [DumpInput]
             do {
-                let reader = try PlaceReader(path: file, options: options)
-                result.format = reader.format.rawValue
-                // Counted as they come, so a file that breaks off midway still reports its counts.
-                try reader.validateRemaining(valid: &result.valid) { reject, _ in
-                    result.rejected += 1
-                    observer(.rejected(reject))
-                }
-                for note in reader.notes { observer(.note(note)) }
+                let expanded = try DumpInput.expand(path)
+                inputs = expanded.inputs
+                summary.skippedMembers += expanded.skipped
             } catch {
+                var result = CheckFileResult(file: path)
                 result.error = error.description
                 result.failure = error
                 summary.unreadable += 1
+                summary.files.append(result)
+                onFile(result)
+                continue
             }
-            summary.valid += result.valid
-            summary.rejected += result.rejected
-            summary.files.append(result)
-            onFile(result)
+            for input in inputs { check(input, into: &summary, onFile: onFile) }
         }
         return summary
+    }
+
+    private func check(_ input: DumpInput, into summary: inout CheckSummary, onFile: (CheckFileResult) -> Void) {
+        let file = input.name
+        var result = CheckFileResult(file: file)
+        do {
+            let reader = try input.reader(options: options)
+            result.format = reader.format.rawValue
+            // Counted as they come, so a file that breaks off midway still reports its counts.
+            try reader.validateRemaining(valid: &result.valid) { reject, _ in
+                result.rejected += 1
+                observer(.rejected(reject))
+            }
+            for note in reader.notes { observer(.note(note)) }
+        } catch {
+            result.error = error.description
+            result.failure = error
+            summary.unreadable += 1
+        }
+        summary.valid += result.valid
+        summary.rejected += result.rejected
+        summary.files.append(result)
+        onFile(result)
     }
 }

@@ -22,6 +22,8 @@ public struct ConvertSummary: Sendable, Encodable, Equatable {
     public var features = 0
     public var rejected = 0
     public var seconds = 0.0
+    /// Members of a zip input that are not dumps (a README…), not converted.
+    public var skippedMembers: [SkippedMember] = []
 }
 
 /// `poi convert`: a dump in (CSV or GeoJSON, read and validated exactly as the import reads it),
@@ -46,8 +48,14 @@ public struct ConvertJob {
     public func run() throws(JobError) -> ConvertSummary {
         let started = Date()
         var summary = ConvertSummary(input: input, output: output)
-        let reader: PlaceReader
-        do { reader = try PlaceReader(path: input, options: options.read) } catch { throw .input(error) }
+        // A zip archive: its dump members in name order, into one output.
+        let inputs: [DumpInput]
+        do { (inputs, summary.skippedMembers) = try DumpInput.expand(input) } catch { throw .input(error) }
+        // The first reader is opened before the output, so an unreadable input leaves it alone.
+        var reader: PlaceReader?
+        if let first = inputs.first {
+            do { reader = try first.reader(options: options.read) } catch { throw .input(error) }
+        }
         let file: AtomicFile?
         do { file = try output.map { (path) throws(FileError) in try AtomicFile(path: path, refusing: [input]) } } catch {
             throw .file(error)
@@ -56,16 +64,23 @@ public struct ConvertJob {
         var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: name, gzip: options.gzip),
                                    style: options.style, precision: options.precision)
         do throws(JobError) {
-            while true {
-                let item: ReadItem?
-                do { item = try reader.next() } catch { throw .input(error) }
-                guard let item else { break }
-                switch item {
-                case .place(let place, _):
-                    do { try writer.write(place) } catch { throw .output(path: name, reason: error.description) }
-                case .reject(let reject, _):
-                    summary.rejected += 1
-                    observer(.rejected(reject))
+            for (index, input) in inputs.enumerated() {
+                let current: PlaceReader
+                if index == 0, let reader { current = reader } else {
+                    do { current = try input.reader(options: options.read) } catch { throw .input(error) }
+                }
+                reader = nil
+                while true {
+                    let item: ReadItem?
+                    do { item = try current.next() } catch { throw .input(error) }
+                    guard let item else { break }
+                    switch item {
+                    case .place(let place, _):
+                        do { try writer.write(place) } catch { throw .output(path: name, reason: error.description) }
+                    case .reject(let reject, _):
+                        summary.rejected += 1
+                        observer(.rejected(reject))
+                    }
                 }
             }
             do { try writer.finish() } catch { throw .output(path: name, reason: error.description) }

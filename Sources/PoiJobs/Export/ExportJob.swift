@@ -152,13 +152,19 @@ public final class ExportJob {
 
     /// Whether `path` is a regular file (links followed) holding more than an empty export of
     /// this style would: what an empty result may not replace without `allowEmpty`. A missing
-    /// or empty file, a device or FIFO, or yesterday's equally empty export may be replaced.
+    /// or empty file, a device or FIFO, or yesterday's equally empty export may be replaced — a
+    /// gzip'd one too (`-o x.geojson.gz` behaves as `-o x.geojson`: its content is compared).
     static func holdsMoreThanAnEmptyExport(_ path: String, style: GeoJSONWriter<FileDescriptorSink>.Style) -> Bool {
         var st = stat()
         guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0 else { return false }
         var empty = GeoJSONWriter(sink: MemorySink(), style: style == .sequence ? .sequence : .featureCollection, precision: 7)
         try? empty.finish()
         let emptyBytes = empty.sink.bytes
+        if Gzip.isGzip(file: path) {
+            // An empty gzip member holds nothing: as a file of 0 bytes, it may be replaced.
+            guard let content = Gzip.contents(ofFile: path, limit: emptyBytes.count) else { return true }
+            return !content.isEmpty && content != emptyBytes
+        }
         guard Int(st.st_size) == emptyBytes.count else { return true }
         guard let existing = try? WholeFile.read(path, limit: emptyBytes.count) else { return true }
         return existing != emptyBytes

@@ -88,8 +88,19 @@ public final class ImportJob {
         if inputs.filter({ $0 == "-" }).count > 1 {
             throw .input(.cannotOpen(file: "-", reason: "standard input is named more than once"))
         }
+        // A zip archive is its dump members in name order, each imported as a file of its own.
+        var expanded: [String: [DumpInput]] = [:]
         for file in inputs {
             do { try ByteSource.checkReadable(path: file) } catch { throw .input(error) }
+            do {
+                let (members, skippedMembers) = try DumpInput.expand(file)
+                expanded[file] = members
+                summary.skippedMembers += skippedMembers
+            } catch { throw .input(error) }
+        }
+        dumps = inputs.flatMap { expanded[$0] ?? [] }
+        if dumps.count > 1 && options.rejectsPath != nil {
+            throw .configuration(.oneRejectsFileForManyInputs(inputs: dumps.count))
         }
         if options.onDuplicate == .last {
             if inputs.contains("-") { throw .configuration(.lastWinsNeedsFiles) }
@@ -98,8 +109,10 @@ public final class ImportJob {
         do { try places?.prepare() } catch { throw .store(error) }
         for file in files {
             if skipped.contains(file) { summary.skippedRejectsFiles.append(file); continue }
-            try importFile(file)
-            summary.files += 1
+            for dump in expanded[file] ?? [] {
+                try importFile(dump)
+                summary.files += 1
+            }
         }
         if let lastRecords, lastRecordsWritten != lastRecords.count {
             throw .inputChanged(file: inputs.count == 1 ? inputs[0] : inputs.joined(separator: ", "))
@@ -121,9 +134,9 @@ public final class ImportJob {
         var last = SeenKeys()
         var readOptions = options.read
         readOptions.keepRawRecords = false
-        for (fileIndex, file) in inputs.enumerated() {
+        for (fileIndex, dump) in dumps.enumerated() {
             let reader: PlaceReader
-            do { reader = try PlaceReader(path: file, options: readOptions) } catch { throw .input(error) }
+            do { reader = try dump.reader(options: readOptions) } catch { throw .input(error) }
             while true {
                 let item: ReadItem?
                 do { item = try reader.next() } catch { throw .input(error) }
@@ -150,21 +163,22 @@ public final class ImportJob {
         var links: PlaceDocument.ImageLinks?
     }
 
-    private func importFile(_ file: String) throws(JobError) {
+    private func importFile(_ dump: DumpInput) throws(JobError) {
+        let file = dump.name
         // A dry run writes nothing the user did not ask for: no default rejects file, and a
         // rejects file from an earlier real run is left as it is.
         let writesRejects = !options.dryRun || options.rejectsPath != nil
         let reader: PlaceReader
         var readOptions = options.read
         readOptions.keepRawRecords = writesRejects
-        do { reader = try PlaceReader(path: file, options: readOptions) } catch { throw .input(error) }
+        do { reader = try dump.reader(options: readOptions) } catch { throw .input(error) }
         currentReader = reader
         rowsReadAtFileStart = summary.rowsRead
         defer {
             bytesDone += reader.totalBytes ?? reader.bytesRead
             currentReader = nil
         }
-        let rejectsPath = options.rejectsPath ?? uniqueDefaultRejectsPath(for: file, format: reader.format)
+        let rejectsPath = options.rejectsPath ?? uniqueDefaultRejectsPath(for: dump, format: reader.format)
         let delimiter = reader.csvDelimiter ?? UInt8(ascii: ",")
         let style: RejectsWriter.Style
         if reader.format == .geojson {
@@ -183,7 +197,8 @@ public final class ImportJob {
         runFiles.append((file, reader.format))
         var keyAnnouncement = KeyAnnouncement(file: file, reader: reader, mapping: options.read.mapping)
         if let notice = keyAnnouncement.atStart() { observer(.keyNotice(notice)) }
-        let imagesRoot = options.imagesDir ?? Self.folder(of: file)
+        // A zip member's images resolve against the archive's folder, as the archive's own would.
+        let imagesRoot = options.imagesDir ?? Self.folder(of: dump.path)
         let resolver = Result { () throws(ImageReferenceError) in try ImagePathResolver(root: imagesRoot) }
 
         var window: [Pending] = []
@@ -273,7 +288,7 @@ public final class ImportJob {
     private func describe(_ entry: SeenKeys.Entry, from fileIndex: Int) -> String {
         let file = runFiles[min(Int(entry.file), runFiles.count - 1)]
         let position = (file.format == .csv ? "line " : "feature ") + String(entry.position)
-        return Int(entry.file) == fileIndex ? position : FilePaths.lastComponent(of: file.name) + " " + position
+        return Int(entry.file) == fileIndex ? position : PlaceDocument.storedFileName(file.name) + " " + position
     }
 
     /// 32 bits of the record's content (every field but its position): tells an exact duplicate
@@ -572,12 +587,16 @@ public final class ImportJob {
 
     /// The run's inputs, which no rejects file may replace or delete.
     private var inputs: [String] = []
+    /// What is read, in order: the inputs, a zip archive expanded into its dump members.
+    private var dumps: [DumpInput] = []
     /// Default rejects paths taken earlier in this run (`shops.csv` and `shops.txt` both map to
     /// `shops.rejects.csv`: the second one's must not replace or delete the first one's).
     private var rejectsPathsTaken: Set<String> = []
 
-    private func uniqueDefaultRejectsPath(for file: String, format: InputFormat) -> String {
-        var path = RejectsLocation.defaultPath(for: file, format: format)
+    private func uniqueDefaultRejectsPath(for dump: DumpInput, format: InputFormat) -> String {
+        let file = dump.name
+        var path = dump.memberName.map { RejectsLocation.defaultPath(forMember: $0, of: dump.path, format: format) }
+            ?? RejectsLocation.defaultPath(for: file, format: format)
         if rejectsPathsTaken.contains(path) {
             // Keep the input's whole name: `shops.txt.rejects.csv`, then numbered if need be.
             let suffix = format == .csv ? ".rejects.csv" : ".rejects.geojson"

@@ -1,3 +1,5 @@
+import PoiFormats
+
 /// The numbers of one import run, printed by `--json` and used for the exit status.
 public struct ImportSummary: Sendable, Codable, Equatable {
     public var files = 0
@@ -34,6 +36,8 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     /// (`RejectsLocation.isOwnRejectsFile`) given among other inputs (a rejects file named
     /// alone is imported).
     public var skippedRejectsFiles: [String] = []
+    /// Members of zip archives that are not dumps (a README, an image…), not read.
+    public var skippedMembers: [SkippedMember] = []
 
     public init() {}
 }

@@ -50,6 +50,16 @@ public enum PlaceDocument {
     /// The property exports carry a place's provenance in (`PoiKitProperties.source`).
     public static let sourceProperty = PoiKitProperties.source
 
+    /// The input's name as provenance keeps it: its last component (`places.csv`), and for a
+    /// zip member the archive's last component with the member's path (`dump.zip:dump/a.csv`:
+    /// the member alone would not say where it came from).
+    static func storedFileName(_ file: String) -> String {
+        if let r = file.range(of: ".zip:", options: .caseInsensitive) {
+            return FilePaths.lastComponent(of: String(file[..<r.upperBound].dropLast())) + ":" + file[r.upperBound...]
+        }
+        return FilePaths.lastComponent(of: file)
+    }
+
     /// `_source` as PoiKit's exports write it: `{file, line}` or `{file, feature}`, where the
     /// stored place came from. Kept as the place's `source` when the export is imported, so a
     /// round trip through a file gives the same document (the reader keeps any other `_source`
@@ -121,7 +131,7 @@ public enum PlaceDocument {
         if let carriedSource {
             untracked.append("source", .document(carriedSource))
         } else {
-            var source: BSONDocument = ["file": .string(FilePaths.lastComponent(of: place.source.file))]
+            var source: BSONDocument = ["file": .string(Self.storedFileName(place.source.file))]
             switch place.source.position {
             case .line(let line): source.append("line", .int64(Int64(line)))
             case .feature(let index): source.append("feature", .int64(Int64(index)))

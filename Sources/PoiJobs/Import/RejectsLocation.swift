@@ -34,6 +34,29 @@ public enum RejectsLocation {
         return FilePaths.join(folder, name + suffix)
     }
 
+    /// The default rejects file of a zip member: beside the archive (when its folder is
+    /// writable, else where `defaultPath(for:format:)` would put it), named after both:
+    /// `dumps/dump.zip` member `dump/part-a.csv` → `dumps/dump.part-a.rejects.csv`, and when the
+    /// member is named like its archive (GeoNames' `allCountries.zip` holding
+    /// `allCountries.txt`), `allCountries.rejects.csv`. One file per member, each recognised as a
+    /// rejects file among inputs like any other.
+    public static func defaultPath(forMember member: String, of archive: String, format: InputFormat) -> String {
+        func stem(_ name: String) -> String {
+            var last = FilePaths.lastComponent(of: name)
+            if last.lowercased().hasSuffix(".gz"), last.count > 3 { last.removeLast(3) }
+            if let dot = last.lastIndex(of: "."), dot != last.startIndex { last = String(last[..<dot]) }
+            return last
+        }
+        let archiveStem = stem(archive), memberStem = stem(member)
+        let name = archiveStem == memberStem ? archiveStem : archiveStem + "." + memberStem
+        let suffix = format == .csv ? ".rejects.csv" : ".rejects.geojson"
+        let beside = FilePaths.join(FilePaths.folder(of: archive), name + suffix)
+        if access(FilePaths.folder(of: beside), W_OK) == 0 { return beside }
+        let environment = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let folder = access(".", W_OK) == 0 ? FileManager.default.currentDirectoryPath : environment
+        return FilePaths.join(folder, name + suffix)
+    }
+
     /// Whether `path` is a rejects file a PoiKit import wrote: its name ends in `.rejects.csv` or
     /// `.rejects.geojson` AND its content is one (a CSV header ending in `_line,_field,_reason`
     /// with the file's delimiter, also in UTF-16/UTF-32 after a BOM; a FeatureCollection whose
@@ -52,8 +75,25 @@ public enum RejectsLocation {
         let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard n > 0 else { return false }
         var bytes = Array(head[..<n])
-        // A rejects file of a UTF-16/UTF-32 input is written in its encoding, BOM first.
-        if let encoding = TextEncoding.fromBOM(bytes[...]) { bytes = encoding.decode(bytes) }
+        // A rejects file of a UTF-16/UTF-32 input is written in its encoding, BOM first — or
+        // without one, as its input was (`--encoding utf-16le`): NUL bytes in the head, where a
+        // UTF-8 rejects file has none, say to try the wide encodings (the header decides).
+        if let encoding = TextEncoding.fromBOM(bytes[...]) {
+            bytes = encoding.decode(bytes)
+        } else if bytes.contains(0) {
+            for name in ["UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE"] {
+                guard let encoding = TextEncoding(name: name) else { continue }
+                // Whole code units only: a 64 KiB read may end inside one.
+                let unit = name.hasPrefix("UTF-16") ? 2 : 4
+                if isRejectsContent(encoding.decode(Array(bytes[..<(bytes.count / unit * unit)])), isCSV: isCSV) { return true }
+            }
+            return false
+        }
+        return isRejectsContent(bytes, isCSV: isCSV)
+    }
+
+    /// UTF-8 text that starts like one of the import's rejects files.
+    private static func isRejectsContent(_ bytes: [UInt8], isCSV: Bool) -> Bool {
         var text = String(decoding: bytes, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         if isCSV {

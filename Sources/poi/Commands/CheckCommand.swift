@@ -33,7 +33,7 @@ struct CheckCommand: ParsableCommand {
     /// Rejects kept for `--json`: enough to fix a file by, bounded whatever the input.
     static let maxListedRejects = 10_000
 
-    @Argument(help: ArgumentHelp("CSV or GeoJSON files ('-' reads standard input).", valueName: "file"))
+    @Argument(help: ArgumentHelp("CSV or GeoJSON files, gzip'd or not; a .zip checks each CSV/GeoJSON member in name order ('-' reads standard input).", valueName: "file"))
     var files: [String]
 
     @OptionGroup var mapping: FieldMappingOptions
@@ -49,6 +49,7 @@ struct CheckCommand: ParsableCommand {
         var valid: Int
         var rejected: Int
         var unreadable: Int
+        var skippedMembers: [SkippedMember]
         var rejects: [RejectRecord]
         var rejectsListed: Int
     }
@@ -75,10 +76,13 @@ struct CheckCommand: ParsableCommand {
             }
             if !json && result.format != nil { out.append("\(result.file): \(result.valid) valid, \(result.rejected) rejected\n") }
         }
+        if !quiet && !json {
+            for member in summary.skippedMembers { out.flush(); Console.writeError(skippedMemberLine(member) + "\n") }
+        }
         if json {
             try printJSON(Report(files: summary.files, valid: summary.valid, rejected: summary.rejected,
-                                 unreadable: summary.unreadable, rejects: listed.records, rejectsListed: listed.records.count))
-        } else if files.count > 1 {
+                                 unreadable: summary.unreadable, skippedMembers: summary.skippedMembers, rejects: listed.records, rejectsListed: listed.records.count))
+        } else if summary.files.count > 1 {  // a zip's members count as files
             out.append("total: \(summary.valid) valid, \(summary.rejected) rejected"
                        + (summary.unreadable > 0 ? ", \(summary.unreadable) file(s) unreadable" : "") + "\n")
         }

@@ -28,7 +28,7 @@ struct ConvertCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("CSV or GeoJSON input ('-' reads standard input).", valueName: "in"))
+    @Argument(help: ArgumentHelp("CSV or GeoJSON input, gzip'd or not; a .zip converts its CSV/GeoJSON members in name order into one output ('-' reads standard input).", valueName: "in"))
     var input: String
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Output file ('-' for standard output).", valueName: "out"))
@@ -76,6 +76,9 @@ struct ConvertCommand: ParsableCommand {
         do { summary = try job.run() } catch {
             printError(CLIHints.message(for: error))
             throw ExitStatus.of(error)
+        }
+        if !quiet && !json {
+            for member in summary.skippedMembers { printError(skippedMemberLine(member)) }
         }
         if json {
             try printJSON(summary)

@@ -73,7 +73,7 @@ struct ImportCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("CSV or GeoJSON files.", valueName: "file"))
+    @Argument(help: ArgumentHelp("CSV or GeoJSON files, gzip'd or not; a .zip imports each CSV/GeoJSON member in name order ('-' reads standard input).", valueName: "file"))
     var files: [String]
 
     @OptionGroup var database: DatabaseOptions
@@ -147,6 +147,7 @@ struct ImportCommand: ParsableCommand {
                 Console.writeError("poi: skipped \(TerminalText.escaped(file)): a rejects file of an earlier import, "
                     + "not a dump (import it alone once fixed)\n")
             }
+            for member in summary.skippedMembers { Console.writeError(skippedMemberLine(member) + "\n") }
         }
         if output.json {
             try printJSON(summary)

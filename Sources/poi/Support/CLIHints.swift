@@ -42,6 +42,10 @@ enum CLIHints {
             return "Name it with --field \(field.rawValue)=COLUMN, or name the columns of a file without a header line with --columns."
         case .invalidHeader(_, let reason) where reason.contains("not valid UTF-8"):
             return "If the file is in another encoding, name it with --encoding (e.g. --encoding cp1252)."
+        case .decompressionLimit:
+            return "If the dump really is that large, raise the cap with --max-bytes (e.g. --max-bytes 64G)."
+        case .zipNeedsFile:
+            return "Give the archive's file name, or stream one member into poi: unzip -p dump.zip part-a.csv | poi import -"
         case .columnTaken(_, let field, _, let other):
             return "Map \(other.rawValue) to another column, or name the \(field.rawValue) column with --field \(field.rawValue)=COLUMN."
         default:

@@ -38,6 +38,13 @@ struct FieldMappingOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Like --columns, one name a line, read from FILE.", valueName: "file"))
     var columnsFile: String?
 
+    @Option(help: ArgumentHelp("Cap on the bytes one compressed input (a .gz file or stream, a zip member) may "
+                               + "decompress to, e.g. 20G, 500M (default 16G). Past it, reading stops with a message "
+                               + "after the records before it; a zip member declaring more, or over \(ReadLimits().maxInflateRatio):1 "
+                               + "decompressed to compressed, is refused as a decompression bomb.",
+                               valueName: "size"))
+    var maxBytes: ByteCount?
+
     func validate() throws {
         if let encoding, !TextEncoding.isKnown(name: encoding) {
             throw ValidationError("--encoding \(encoding): unknown encoding; iconv names such as "
@@ -64,6 +71,7 @@ struct FieldMappingOptions: ParsableArguments {
                                   delimiter: delimiter?.byte)
         if let categorySeparator { options.categorySeparators = categorySeparator.bytes }
         if let encoding { options.encoding = TextEncoding(name: encoding) }
+        if let maxBytes { options.limits.maxInflatedBytes = maxBytes.bytes }
         if let columns {
             options.columns = columns.split(separator: ",", omittingEmptySubsequences: false)
                 .map { $0.trimmingCharacters(in: " ") }
@@ -121,6 +129,24 @@ struct FieldMappingOptions: ParsableArguments {
         }
     }
 
+    /// `--max-bytes`: a byte count, with an optional K, M, G or T suffix (powers of 1024).
+    struct ByteCount: ExpressibleByArgument {
+        var bytes: Int
+        init?(argument: String) {
+            var digits = Substring(argument.uppercased())
+            if digits.hasSuffix("B") { digits.removeLast() }
+            var scale = 1
+            if let last = digits.last, let power = ["K": 1, "M": 2, "G": 3, "T": 4][last] {
+                scale = 1 << (10 * power)
+                digits.removeLast()
+            }
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let n = Int(digits), n > 0 else { return nil }
+            let (product, overflow) = n.multipliedReportingOverflow(by: scale)
+            guard !overflow else { return nil }
+            bytes = product
+        }
+    }
+
     struct Delimiter: ExpressibleByArgument {
         var byte: UInt8
         init?(argument: String) {
@@ -140,6 +166,11 @@ func noteLine(_ n: ReadNote) -> String {
     var text = "note: \(n.file): \(n.message)"
     if let f = n.suggestedField { text += "; use --field \(f.rawValue)=\(n.name)" }
     return TerminalText.escaped(text)
+}
+
+/// `poi: skipped dump.zip:README.txt (documentation)`: a zip member that is not a dump.
+func skippedMemberLine(_ m: SkippedMember) -> String {
+    TerminalText.escaped("poi: skipped \(m.name) (\(m.reason))")
 }
 
 /// How a reject is shown in text output, the same in every command:
