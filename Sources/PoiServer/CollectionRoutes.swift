@@ -154,15 +154,35 @@ struct CollectionRoutes: Sendable {
         return Reply.json(out)
     }
 
-    /// The body as a document: a JSON object, within the size limit.
+    /// The body as a document: a JSON object declared as JSON, within the size limit.
     func bodyDocument(_ request: Request) async throws(APIError) -> BSONDocument {
+        let declared = request.headers[.contentType]
+        if let declared { try Self.checkJSONMediaType(declared) }
         let buffer = try await request.collectBody(limit: configuration.maxJSONBody)
+        // An empty body with no type is the reference's empty document; a body with no type is
+        // what a `fetch(…, {mode: "no-cors"})` can send too.
+        if declared == nil, buffer.readableBytes > 0 {
+            throw .unsupportedMediaType("a JSON body needs Content-Type: application/json")
+        }
         let text = String(decoding: buffer.readableBytesView, as: UTF8.self)
         do {
             return ExpressJSON.lastValueWins(try BSONDocument(json: text.isEmpty ? "{}" : text))
         } catch {
             if case .refusedQuery(let reason) = error { throw .badRequest(reason) }
             throw .store(error)
+        }
+    }
+
+    /// Only JSON media types (`application/json`, `…+json`) in UTF-8: `text/plain`, form and
+    /// multipart bodies are what a web page can send cross-site without a CORS preflight, so
+    /// reading them as JSON would let any page the operator visits write (CSRF).
+    static func checkJSONMediaType(_ header: String) throws(APIError) {
+        let essence = MediaType.essence(of: header)
+        guard essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json")) else {
+            throw .unsupportedMediaType("a JSON body needs Content-Type: application/json, not \(MediaType.printable(essence))")
+        }
+        if let charset = MediaType.parameter("charset", of: header)?.lowercased(), charset != "utf-8", charset != "utf8" {
+            throw .unsupportedMediaType("a JSON body is read as UTF-8, not \(MediaType.printable(charset))")
         }
     }
 
