@@ -165,12 +165,19 @@ struct CollectionRoutes: Sendable {
             throw .unsupportedMediaType("a JSON body needs Content-Type: application/json")
         }
         let text = String(decoding: buffer.readableBytesView, as: UTF8.self)
+        let document: BSONDocument
         do {
-            return ExpressJSON.lastValueWins(try BSONDocument(json: text.isEmpty ? "{}" : text))
+            document = ExpressJSON.lastValueWins(try BSONDocument(json: text.isEmpty ? "{}" : text))
         } catch {
             if case .refusedQuery(let reason) = error { throw .badRequest(reason) }
             throw .store(error)
         }
+        // `{"$set": …}` is an update, not a document: the database would refuse it as a
+        // server fault of the driver's; it is the client's.
+        if let key = document.keys.first(where: { $0.hasPrefix("$") }) {
+            throw .badRequest("a document's top-level field cannot start with '$': \(MediaType.printable(key))")
+        }
+        return document
     }
 
     /// Only JSON media types (`application/json`, `…+json`) in UTF-8: `text/plain`, form and

@@ -43,4 +43,25 @@ struct ServeTrial4FindingsTests {
         #expect(try s.request("POST", "/locations", headers: ["Content-Type": "application/json; charset=utf-8"], body: body).status == 201)
         #expect(s.stop() == 0)
     }
+
+    // MARK: F2. A client's own mistakes are 400, not 500
+
+    /// Query operators the server does not know, wrong argument counts and failed conversions are
+    /// the request's fault: the reference answers 400; `poi serve` answered 500 for every server
+    /// error code outside a fixed list (168, 16020, 241, …), and 500 "MongoDB driver error" for a
+    /// replacement body with `$` operators.
+    @Test func aClientsBadQueryOrBodyIsA400() throws {
+        let s = try ServeHarness("badquery")
+        _ = try s.postJSON("/locations", #"{"name":"x","n":"abc"}"#)
+        for query in [#"{"$expr":{"$foo":1}}"#, #"{"$expr":{"$substr":[1]}}"#, #"{"$expr":{"$toInt":"$n"}}"#] {
+            let got = try s.get("/locations?query=\(urlEncoded(query))", headers: ["Accept": "application/json"])
+            #expect(got.status == 400, "\(query): \(got.status) \(got.text)")
+            #expect(got.text.hasPrefix("{\"error\":"), "\(got.text)")
+        }
+        let put = try s.request("PUT", "/locations/\(ObjectId().hex)", headers: ["Content-Type": "application/json"],
+                                body: Array(#"{"$set":{"pwned":1}}"#.utf8))
+        #expect(put.status == 400, "a replacement with an update operator: \(put.status) \(put.text)")
+        #expect(put.text.contains("$set"), "\(put.text)")
+        #expect(s.stop() == 0)
+    }
 }
