@@ -48,7 +48,15 @@ struct CollectionRoutes: Sendable {
             options.skip = n
         }
         if let text = request.queryValue("sort"), !text.isEmpty { options.sort = try Self.sortDocument(text) }
-        if let text = request.queryValue("fields"), !text.isEmpty { options.projection = try Self.projection(text) }
+        if let text = request.queryValue("fields"), !text.isEmpty {
+            var projection = try Self.projection(text)
+            // `location` is a Feature's geometry, not one of its properties: without it every
+            // place would be dropped and the answer an empty FeatureCollection.
+            if request.queryValue("format") == "geojson", projection["location"] == nil {
+                projection.append("location", .int32(1))
+            }
+            options.projection = projection
+        }
         // One more than the cap tells whether the answer was cut short (a header says so; the
         // body stays what the reference sends).
         options.limit = limit + 1

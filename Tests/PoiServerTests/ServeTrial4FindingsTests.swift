@@ -64,4 +64,28 @@ struct ServeTrial4FindingsTests {
         #expect(put.text.contains("$set"), "\(put.text)")
         #expect(s.stop() == 0)
     }
+
+    // MARK: F3. format=geojson keeps the geometry whatever `fields` says
+
+    /// `?format=geojson&fields=name` projected `location` away, and the writer dropped every place
+    /// without a Point: 200 with an empty FeatureCollection ("no places here"). With
+    /// `format=geojson` the geometry is always read (or the combination is refused with 400).
+    @Test func geoJSONWithFieldsKeepsTheGeometry() throws {
+        let s = try ServeHarness("geofields")
+        _ = try s.postJSON("/locations", #"{"name":"A","location":{"type":"Point","coordinates":[1,2]},"details":"d"}"#)
+        _ = try s.postJSON("/locations", #"{"name":"B","location":{"type":"Point","coordinates":[3,4]},"details":"d"}"#)
+        for fields in ["name", "_id", "details"] {
+            let got = try s.get("/locations?format=geojson&fields=\(fields)")
+            if got.status == 400 { continue }  // refusing the combination is a fine answer too
+            #expect(got.status == 200, "\(got.text)")
+            let features = ((got.json as? [String: Any])?["features"] as? [[String: Any]]) ?? []
+            #expect(features.count == 2, "fields=\(fields): \(got.text)")
+            for feature in features {
+                #expect((feature["geometry"] as? [String: Any])?["type"] as? String == "Point", "\(feature)")
+                let properties = feature["properties"] as? [String: Any] ?? [:]
+                #expect(properties["location"] == nil, "the geometry is not a property: \(properties)")
+            }
+        }
+        #expect(s.stop() == 0)
+    }
 }
