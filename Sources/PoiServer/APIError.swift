@@ -49,14 +49,18 @@ enum APIError: Error, Sendable {
             // never served (a 500 that names what is wrong, as `poi gc` reports it).
             case .bytesMissing: return .notFound
             case .unreachable, .network: return .serviceUnavailable
-            // 2 BadValue, 9 FailedToParse, 14 TypeMismatch, 17 (geo), 51024.., 2 etc: the request's
-            // own fault; 50 MaxTimeMSExpired: the query took too long.
+            // 50 MaxTimeMSExpired: the query took too long.
             case .server(let code, _, _, _):
                 if code == 50 { return .gatewayTimeout }
                 // The client's document collides with one already stored (`_id`, `importKey`).
                 if code == ServerErrorCode.duplicateKey { return .conflict }
-                if [2, 9, 14, 16755, 17287, 291, 31249, 31254, 51091].contains(code) { return .badRequest }
-                return .internalServerError
+                // Not primary, shutting down, a network hop inside the cluster: retry later.
+                if error.isTransient { return .serviceUnavailable }
+                if ServerErrorCode.serverSide.contains(code) { return .internalServerError }
+                // Every other refusal (168 unknown operator, 16020 wrong arguments, 241 failed
+                // conversion, 2 BadValue, …) is of the client's own filter or document: 400
+                // with the database's message, as the reference answers.
+                return .badRequest
             default: return .internalServerError
             }
         case .internalError: return .internalServerError

@@ -48,7 +48,15 @@ struct CollectionRoutes: Sendable {
             options.skip = n
         }
         if let text = request.queryValue("sort"), !text.isEmpty { options.sort = try Self.sortDocument(text) }
-        if let text = request.queryValue("fields"), !text.isEmpty { options.projection = try Self.projection(text) }
+        if let text = request.queryValue("fields"), !text.isEmpty {
+            var projection = try Self.projection(text)
+            // `location` is a Feature's geometry, not one of its properties: without it every
+            // place would be dropped and the answer an empty FeatureCollection.
+            if request.queryValue("format") == "geojson", projection["location"] == nil {
+                projection.append("location", .int32(1))
+            }
+            options.projection = projection
+        }
         // One more than the cap tells whether the answer was cut short (a header says so; the
         // body stays what the reference sends).
         options.limit = limit + 1
@@ -154,15 +162,42 @@ struct CollectionRoutes: Sendable {
         return Reply.json(out)
     }
 
-    /// The body as a document: a JSON object, within the size limit.
+    /// The body as a document: a JSON object declared as JSON, within the size limit.
     func bodyDocument(_ request: Request) async throws(APIError) -> BSONDocument {
+        let declared = request.headers[.contentType]
+        if let declared { try Self.checkJSONMediaType(declared) }
         let buffer = try await request.collectBody(limit: configuration.maxJSONBody)
+        // An empty body with no type is the reference's empty document; a body with no type is
+        // what a `fetch(…, {mode: "no-cors"})` can send too.
+        if declared == nil, buffer.readableBytes > 0 {
+            throw .unsupportedMediaType("a JSON body needs Content-Type: application/json")
+        }
         let text = String(decoding: buffer.readableBytesView, as: UTF8.self)
+        let document: BSONDocument
         do {
-            return ExpressJSON.lastValueWins(try BSONDocument(json: text.isEmpty ? "{}" : text))
+            document = ExpressJSON.lastValueWins(try BSONDocument(json: text.isEmpty ? "{}" : text))
         } catch {
             if case .refusedQuery(let reason) = error { throw .badRequest(reason) }
             throw .store(error)
+        }
+        // `{"$set": …}` is an update, not a document: the database would refuse it as a
+        // server fault of the driver's; it is the client's.
+        if let key = document.keys.first(where: { $0.hasPrefix("$") }) {
+            throw .badRequest("a document's top-level field cannot start with '$': \(MediaType.printable(key))")
+        }
+        return document
+    }
+
+    /// Only JSON media types (`application/json`, `…+json`) in UTF-8: `text/plain`, form and
+    /// multipart bodies are what a web page can send cross-site without a CORS preflight, so
+    /// reading them as JSON would let any page the operator visits write (CSRF).
+    static func checkJSONMediaType(_ header: String) throws(APIError) {
+        let essence = MediaType.essence(of: header)
+        guard essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json")) else {
+            throw .unsupportedMediaType("a JSON body needs Content-Type: application/json, not \(MediaType.printable(essence))")
+        }
+        if let charset = MediaType.parameter("charset", of: header)?.lowercased(), charset != "utf-8", charset != "utf8" {
+            throw .unsupportedMediaType("a JSON body is read as UTF-8, not \(MediaType.printable(charset))")
         }
     }
 

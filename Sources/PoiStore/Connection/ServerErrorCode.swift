@@ -24,6 +24,24 @@ public enum ServerErrorCode {
     /// A unique index (for places: `importKey`) already holds the key.
     public static let duplicateKey = 11000
 
+    /// Codes that say the database (its state, load, configuration or rights), not the request's
+    /// filter or document, is at fault: anything else a query or write provokes is the client's.
+    public static let serverSide: Set<Int> = retryable.union([
+        1,      // InternalError
+        13,     // Unauthorized (the database user lacks a right)
+        18,     // AuthenticationFailed
+        24,     // LockTimeout
+        50,     // MaxTimeMSExpired
+        64,     // WriteConcernFailed
+        79,     // UnknownReplWriteConcern
+        100,    // UnsatisfiableWriteConcern
+        112,    // WriteConflict
+        202,    // NetworkInterfaceExceededTimeLimit
+        8000,   // AtlasError
+        11601,  // Interrupted
+        14031,  // OutOfDiskSpace
+    ])
+
     /// Codes the retryable-writes specification lists as retryable: the primary stepped down or
     /// is shutting down, or the network failed between the server and a node it called.
     public static let retryable: Set<Int> = [
