@@ -217,14 +217,26 @@ public final class AtomicFile {
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
             guard name.hasPrefix("."), accept(name), let pid = writerPid(ofTemporary: name) else { continue }
-            // Alive (or not ours to signal): someone may still be writing it.
-            if !(ownPidIsStale && pid == getpid()) && (kill(pid, 0) == 0 || errno != ESRCH) { continue }
+            if !(ownPidIsStale && pid == getpid()) && isRunning(pid) { continue }
             let full = folder == "/" ? "/" + name : folder + "/" + name
             var st = stat()
             guard lstat(full, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
             if unlink(full) == 0 { removed += 1 }
         }
         return removed
+    }
+
+    /// Whether the process that named the temporary file `name` (`.NAME.tmp-PID.XXXXXX`) may
+    /// still be writing it: the one rule for "in progress" versus "left by a killed run", used by
+    /// the sweeps here and by `poi gc`. A name without a pid is never in progress.
+    public static func isInProgress(temporary name: String) -> Bool {
+        guard let pid = writerPid(ofTemporary: name) else { return false }
+        return isRunning(pid)
+    }
+
+    /// Alive (or not ours to signal: another user's process): someone may still be writing.
+    private static func isRunning(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno != ESRCH
     }
 
     /// The pid in `.NAME.tmp-PID.XXXXXX`, nil for any other name.

@@ -88,4 +88,40 @@ struct ServeTrial4FindingsTests {
         }
         #expect(s.stop() == 0)
     }
+
+    // MARK: F8. poi gc and a live server's staged upload
+
+    /// While a server streams an upload, `poi gc` listed its staged file as a "stale temporary
+    /// file" (exit 1 on a healthy system; `--min-age 0 --delete` would remove a live upload's
+    /// file). A staged upload whose process runs is not stale, as `poi serve` itself judges at
+    /// start.
+    @Test func gcDoesNotCallALiveUploadStale() throws {
+        let s = try ServeHarness("gclive")
+        var client: RawConnection? = try RawConnection(port: s.port)
+        _ = client?.send("POST /files HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 5000000\r\n\r\n",
+                    then: Self.pngSignature + [UInt8](repeating: 0x78, count: 1_000_000))
+        var staged: [String] = []
+        let deadline = Date().addingTimeInterval(10)
+        while staged.isEmpty && Date() < deadline {
+            staged = s.uploadedNames.filter { $0.hasPrefix(".upload.tmp-") }
+            if staged.isEmpty { usleep(50_000) }
+        }
+        try #require(staged.count == 1, "the upload is not being staged: \(s.uploadedNames)")
+
+        let (text, status) = try runToEnd(ServeHarness.binary,
+                                          ["gc", "--uri", Live.uri!, "--db", s.databaseName, "--uploads", s.uploads, "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+        let stale = report["staleTemporaryFiles"] as? [String] ?? []
+        #expect(!stale.contains(staged[0]), "a live server's upload in progress was reported stale: \(stale)")
+        #expect(status == 0, "gc exit \(status) on a consistent store with one upload under way: \(text)")
+
+        let (_, deleteStatus) = try runToEnd(ServeHarness.binary,
+                                             ["gc", "--uri", Live.uri!, "--db", s.databaseName, "--uploads", s.uploads,
+                                              "--delete", "--min-age", "0", "--quiet"])
+        _ = deleteStatus
+        #expect(s.uploadedNames.contains(staged[0]), "gc --delete --min-age 0 removed a live upload's staged file")
+        // The client goes away mid-body, so SIGTERM has no request to wait for.
+        client = nil
+        #expect(s.stop() == 0)
+    }
 }

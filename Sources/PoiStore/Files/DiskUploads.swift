@@ -104,7 +104,12 @@ public struct DiskUploads: FileStore {
         var items: [StoredBytes] = []
         var temporary: [String] = []
         for name in names {
-            if name.hasPrefix("."), name.contains(Self.temporaryMarker) { temporary.append(name); continue }
+            if name.hasPrefix("."), name.contains(Self.temporaryMarker) {
+                // A running writer's file (`poi serve` staging an upload, an import writing
+                // bytes) is in progress, not left over: never listed stale, never deleted.
+                if !AtomicFile.isInProgress(temporary: name) { temporary.append(name) }
+                continue
+            }
             if name.hasPrefix(".") { continue }
             // The size from a `stat` (nil when the file went away meanwhile): compared with the
             // document's `length`, it finds a truncated or overwritten file without reading it.
