@@ -31,7 +31,7 @@ public enum Gzip {
     /// it is longer, cannot be read, or is damaged (never more than `limit` + 1 bytes decoded).
     public static func contents(ofFile path: String, limit: Int) -> [UInt8]? {
         guard let source = try? ByteSource(path: path) else { return nil }
-        let stage = GzipStage(compressed: source, maxBytes: limit)
+        let stage = GzipStage.stage(compressed: source, maxBytes: limit)
         var out: [UInt8] = []
         while true {
             guard let n = try? stage.read(appendingTo: &out) else { return nil }
@@ -96,32 +96,20 @@ final class DecodedChannel: Sendable {
     }
 }
 
-/// The compressed source, handed to the inflating thread, which alone touches it from then on.
-final class SourceHandOver: @unchecked Sendable {
-    let source: ByteSource
-    init(_ source: ByteSource) { self.source = source }
-}
-
-final class GzipStage: ByteStage {
-    /// Decoded chunks that may wait for the reader (1 MiB at the default chunk size).
-    static let depth = 4
-
+/// A `ByteStage` whose bytes come from `produce` (gzip's inflate, a zip member's), run on a serial
+/// queue of its own through a bounded `DecodedChannel`. A queue of its own: it targets an
+/// overcommitting pool, so a thread blocked waiting for the reader never takes one of the workers
+/// the CSV reader converts batches on.
+final class ThreadedStage: ByteStage {
     private let channel = DecodedChannel(depth: GzipStage.depth)
     private var finished = false
     private var failure: FormatError?
     let inputTotalBytes: Int?
 
-    /// Starts inflating `compressed` (which must start with the gzip magic) on a thread of its own.
-    /// `maxBytes` caps the inflated bytes (`ReadLimits.maxInflatedBytes`): a gzip bomb stops there.
-    init(compressed: ByteSource, maxBytes: Int = ReadLimits().maxInflatedBytes, chunkSize: Int = ByteSource.chunkSize) {
-        inputTotalBytes = compressed.totalBytes
+    init(label: String, inputTotalBytes: Int?, produce: @escaping @Sendable (DecodedChannel) -> Void) {
+        self.inputTotalBytes = inputTotalBytes
         let channel = self.channel
-        let handOver = SourceHandOver(compressed)
-        // A queue of its own: it targets an overcommitting pool, so a thread blocked waiting for
-        // the reader never takes one of the workers the CSV reader converts batches on.
-        DispatchQueue(label: "poi.gunzip").async {
-            GzipStage.inflateAll(handOver.source, into: channel, maxBytes: maxBytes, chunkSize: chunkSize)
-        }
+        DispatchQueue(label: label).async { produce(channel) }
     }
 
     deinit { channel.cancel() }
@@ -141,6 +129,28 @@ final class GzipStage: ByteStage {
         case .failed(let e):
             failure = e
             throw e
+        }
+    }
+}
+
+/// The compressed source, handed to the inflating thread, which alone touches it from then on.
+final class SourceHandOver: @unchecked Sendable {
+    let source: ByteSource
+    init(_ source: ByteSource) { self.source = source }
+}
+
+/// gzip input as a `ThreadedStage`: the inflating runs on the stage's own queue.
+enum GzipStage {
+    /// Decoded chunks that may wait for the reader (1 MiB at the default chunk size).
+    static let depth = 4
+
+    /// Starts inflating `compressed` (which must start with the gzip magic) on a thread of its own.
+    /// `maxBytes` caps the inflated bytes (`ReadLimits.maxInflatedBytes`): a gzip bomb stops there.
+    static func stage(compressed: ByteSource, maxBytes: Int = ReadLimits().maxInflatedBytes,
+                      chunkSize: Int = ByteSource.chunkSize) -> ThreadedStage {
+        let handOver = SourceHandOver(compressed)
+        return ThreadedStage(label: "poi.gunzip", inputTotalBytes: compressed.totalBytes) { channel in
+            inflateAll(handOver.source, into: channel, maxBytes: maxBytes, chunkSize: chunkSize)
         }
     }
 

@@ -73,7 +73,7 @@ public final class PlaceReader {
         if ZipArchive.isZip(head[...]) { throw .zipNeedsFile(file: source.name) }
         let isGzip = Gzip.isGzip(head[...])
         if isGzip {
-            (head, stream) = try peek(ByteSource(name: source.name, stage: GzipStage(compressed: stream,
+            (head, stream) = try peek(ByteSource(name: source.name, stage: GzipStage.stage(compressed: stream,
                                                                                      maxBytes: options.limits.maxInflatedBytes)))
         }
         let encoding = options.encoding ?? TextEncoding.fromBOM(head[...])

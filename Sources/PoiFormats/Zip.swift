@@ -265,41 +265,6 @@ final class ZipBytes: @unchecked Sendable {
     }
 }
 
-/// A `ByteStage` whose bytes come from `produce`, run on a serial queue of its own (so a thread
-/// blocked on a full channel never takes a reader worker), through a bounded `DecodedChannel`.
-final class ThreadedStage: ByteStage {
-    private let channel = DecodedChannel(depth: GzipStage.depth)
-    private var finished = false
-    private var failure: FormatError?
-    let inputTotalBytes: Int?
-
-    init(label: String, inputTotalBytes: Int?, produce: @escaping @Sendable (DecodedChannel) -> Void) {
-        self.inputTotalBytes = inputTotalBytes
-        let channel = self.channel
-        DispatchQueue(label: label).async { produce(channel) }
-    }
-
-    deinit { channel.cancel() }
-
-    var inputBytesRead: Int { channel.compressedRead }
-
-    func read(appendingTo buffer: inout [UInt8]) throws(FormatError) -> Int {
-        if let failure { throw failure }
-        if finished { return 0 }
-        switch channel.take() {
-        case .bytes(let b):
-            buffer.append(contentsOf: b)
-            return b.count
-        case .end:
-            finished = true
-            return 0
-        case .failed(let e):
-            failure = e
-            throw e
-        }
-    }
-}
-
 /// The texts of the decompression caps, the same for gzip and zip.
 enum InflateCaps {
     static func overBytes(_ cap: Int) -> String {

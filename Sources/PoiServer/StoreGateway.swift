@@ -55,16 +55,11 @@ final class StoreGateway: Sendable {
     /// it waited in the queue past the deadline (behind calls to a stalled database), so the
     /// queue drains instead of every queued call waiting its own timeout in turn.
     private func run<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(APIError) -> T {
-        do {
-            return try await DeadlineRun.run(on: pool, within: databaseDeadline, timeout: APIError.databaseTimeout(databaseDeadline)) {
+        let (pool, deadline) = (pool, databaseDeadline)
+        return try await Self.answering {
+            try await DeadlineRun.run(on: pool, within: deadline, timeout: APIError.databaseTimeout(deadline)) {
                 () throws -> T in try body()
             }
-        } catch let error as StoreError {
-            throw .store(error)
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw .internalError("the server is shutting down")
         }
     }
 
@@ -72,8 +67,15 @@ final class StoreGateway: Sendable {
     /// bytes in GridFS, a thumbnail): each of their round trips is bounded by the socket timeout,
     /// and cutting them off at the request deadline would answer 503 for an upload that is stored.
     private func runLong<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(APIError) -> T {
+        let pool = pool
+        return try await Self.answering { try await pool.runIfActive { () throws -> T in try body() } }
+    }
+
+    /// What a pooled database call's failure answers: the store's error mapped, an `APIError`
+    /// (a deadline) as it is, anything else the pool refusing work because the server is stopping.
+    private static func answering<T>(_ call: () async throws -> T) async throws(APIError) -> T {
         do {
-            return try await pool.runIfActive { () throws -> T in try body() }
+            return try await call()
         } catch let error as StoreError {
             throw .store(error)
         } catch let error as APIError {

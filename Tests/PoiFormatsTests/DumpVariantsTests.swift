@@ -36,7 +36,11 @@ import PoiModel
     /// Every item, places and rejects, read through chunks of `chunk` bytes.
     static func items(_ bytes: [UInt8], name: String = "places.csv", options: ReadOptions = ReadOptions(),
                       chunk: Int = ByteSource.chunkSize) throws -> (places: [Place], rejects: [Reject]) {
-        let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name, chunkSize: chunk), options: options)
+        try drain(PlaceReader(source: ByteSource(bytes: bytes, name: name, chunkSize: chunk), options: options))
+    }
+
+    /// Every item a reader gives, places and rejects apart.
+    static func drain(_ reader: PlaceReader) throws(FormatError) -> (places: [Place], rejects: [Reject]) {
         var places: [Place] = [], rejects: [Reject] = []
         while let item = try reader.next() {
             switch item {

@@ -26,15 +26,7 @@ import PoiModel
         throws(FormatError) -> (places: [Place], rejects: [Reject]) {
         var options = ReadOptions()
         options.limits = limits
-        let reader = try PlaceReader(source: archive.source(for: member, limits: limits), options: options)
-        var places: [Place] = [], rejects: [Reject] = []
-        while let item = try reader.next() {
-            switch item {
-            case .place(let p, _): places.append(p)
-            case .reject(let r, _): rejects.append(r)
-            }
-        }
-        return (places, rejects)
+        return try DumpVariantsTests.drain(PlaceReader(source: archive.source(for: member, limits: limits), options: options))
     }
 
     /// The plain file's places as a member named `name` gives them (provenance names the member).

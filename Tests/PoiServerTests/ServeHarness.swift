@@ -213,6 +213,25 @@ func urlEncoded(_ s: String) -> String {
 /// A loopback TCP socket bound to a port the kernel picked: for a free port to give a server, or
 /// (kept open) a port that is taken. One helper for every suite of this target.
 enum Loopback {
+    /// A blocking TCP connection to 127.0.0.1:`port`. `receiveBuffer`: a small SO_RCVBUF, so the
+    /// kernel holds little of a download for a client that stops reading.
+    static func connect(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(fd); throw HarnessError("connect failed") }
+        return fd
+    }
+
     static func bound() -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_in()

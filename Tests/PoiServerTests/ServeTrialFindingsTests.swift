@@ -424,20 +424,7 @@ struct ServeTrialFindingsTests {
 private func trialFreePort() -> Int { Loopback.freePort() }
 
 private func trialConnect(_ port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw HarnessError("socket failed") }
-    if var size = receiveBuffer {
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-    }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = in_port_t(UInt16(port).bigEndian)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { close(fd); throw HarnessError("connect failed") }
-    return fd
+    try Loopback.connect(port: port, receiveBuffer: receiveBuffer)
 }
 
 private func trialSend(_ fd: Int32, _ bytes: [UInt8]) {
