@@ -15,6 +15,7 @@ public final class CSVPlaceReader {
     /// What the header kept without mapping it (`ReadNote`), once per file.
     public let notes: [ReadNote]
     public var delimiter: UInt8 { tokenizer.delimiter }
+    public var quoting: CSVQuoting { tokenizer.quoting }
     /// The header line as in the input: a leading BOM, the names as quoted there, its line end.
     /// Without a header line (`ReadOptions.columns`): only the BOM, if any, and no line end.
     public let rawHeader: RawCSVRecord
@@ -48,7 +49,8 @@ public final class CSVPlaceReader {
 
     public init(source: ByteSource, options: ReadOptions = ReadOptions(), parallelism: Int? = nil) throws(FormatError) {
         file = source.name
-        tokenizer = try CSVTokenizer(source: source, delimiter: options.delimiter, limits: options.limits)
+        tokenizer = try CSVTokenizer(source: source, delimiter: options.delimiter, quoting: options.quoting ?? .doubleQuote,
+                                     limits: options.limits)
         keepRaw = options.keepRawRecords
         var names: [String] = []
         if let columns = options.columns {
@@ -97,8 +99,10 @@ public final class CSVPlaceReader {
             }
             throw .missingColumn(file: file, field: f, looked: looked)
         }
-        converter = CSVRecordConverter(file: file, header: names, roles: roles, limits: options.limits,
-                                       categorySeparators: options.categorySeparators)
+        var converter = CSVRecordConverter(file: file, header: names, roles: roles, limits: options.limits,
+                                           categorySeparators: options.categorySeparators)
+        converter.columnsGiven = !hasHeaderLine
+        self.converter = converter
         self.parallelism = max(1, min(8, parallelism ?? ProcessInfoCores.count))
     }
 
@@ -255,6 +259,21 @@ public final class CSVPlaceReader {
                 if keepRaw { batch.raw.removeSubrange(rawStart...) }
                 continue
             }
+            if record == 0 && !hasHeaderLine && !info.overflowed && !info.unterminatedQuote {
+                // Names given for a file without a header line that has more fields than names:
+                // every record would be a reject saying so (12 million of them for GeoNames).
+                // The first record decides, before anything is read.
+                var count = batch.ends.count - first
+                func isEmpty(_ k: Int) -> Bool { batch.ends[k] == (k == 0 ? 0 : batch.ends[k - 1]) }
+                while count > roles.count && isEmpty(first + count - 1) { count -= 1 }
+                if count > roles.count {
+                    let found = batch.ends.count - first
+                    batch.ends.removeSubrange(first...)
+                    batch.bytes.removeSubrange(bytesStart...)
+                    if keepRaw { batch.raw.removeSubrange(rawStart...) }
+                    throw .columnCountMismatch(file: file, line: info.line, fields: found, names: roles.count)
+                }
+            }
             record += 1
             batch.records.append(RawCSVBatch.Record(record: record, line: info.line, firstField: first,
                                                     fieldCount: batch.ends.count - first, overflowed: info.overflowed,
@@ -302,6 +321,8 @@ struct CSVRecordConverter: Sendable {
     let roles: [ColumnRole]
     let limits: ReadLimits
     let categorySeparators: [UInt8]
+    /// The names came from `ReadOptions.columns`, not a header line (what a count mismatch says).
+    var columnsGiven = false
     /// Columns of the fields the validate-only fast path looks at.
     private let nameColumn: Int, longitudeColumn: Int, latitudeColumn: Int
 
@@ -411,7 +432,10 @@ struct CSVRecordConverter: Sendable {
             .reject(Reject(source: source, field: field, reason: reason), raw: rawRecord())
         }
         if r.unterminatedQuote {
-            return reject(nil, "unterminated quoted field (the file ends inside quotes)")
+            // Every line after the opening quote is in this record: say the likely cause, a bare
+            // `"` in a file that does not quote (GeoNames' tab-separated names).
+            return reject(nil, "unterminated quoted field (the file ends inside quotes opened in this record; "
+                          + "if \" is plain text in this file, read it with quoting off)")
         }
         if r.overflowed {
             return reject(nil, "record exceeds the limit of \(limits.maxRecordBytes) bytes or \(limits.maxFields) fields")
@@ -420,7 +444,8 @@ struct CSVRecordConverter: Sendable {
         // Trailing empty fields beyond the header (a spreadsheet's stray delimiters) are harmless.
         while count > roles.count && field(count - 1).isEmpty { count -= 1 }
         if count > roles.count {
-            return reject(nil, "record has \(r.fieldCount) fields, header has \(roles.count)")
+            return reject(nil, "record has \(r.fieldCount) fields, "
+                          + (columnsGiven ? "\(roles.count) column names were given" : "header has \(roles.count)"))
         }
         var draft = PlaceDraft(source: source)
         draft.categorySeparators = categorySeparators

@@ -11,7 +11,8 @@ import PoiModel
 ///
 /// Accepts LF, CRLF and lone CR line ends (also inside quoted fields, where they are kept), a
 /// leading UTF-8 BOM, doubled quotes, and is lenient like Python's `csv` about stray quotes in
-/// unquoted fields. Blank lines are skipped (they are not records).
+/// unquoted fields. Blank lines are skipped (they are not records). With `CSVQuoting.none`, `"` is
+/// text like any other byte: a record ends at its line end, a field at the delimiter.
 ///
 /// On request it also hands out each record's raw bytes exactly as they are in the input (quotes,
 /// doubled quotes, line end and all), so a rejected record can be given back unchanged. They are
@@ -24,6 +25,7 @@ public final class CSVTokenizer {
     // Private storage: every access is visible to the optimizer, so appendRecord's read (once
     // per record) needs no dynamic exclusivity check, as a public stored property would.
     private var delim: UInt8 = 0x2C
+    public let quoting: CSVQuoting
 
     // The reading state, touched once or more per record. The tokenizer is used from one thread
     // at a time (the reader's), so the runtime's exclusivity checks on these cannot find anything;
@@ -69,9 +71,11 @@ public final class CSVTokenizer {
     /// input ended).
     public private(set) var lineEndLength = 0
 
-    public init(source: ByteSource, delimiter: UInt8?, limits: ReadLimits = ReadLimits()) throws(FormatError) {
+    public init(source: ByteSource, delimiter: UInt8?, quoting: CSVQuoting = .doubleQuote,
+                limits: ReadLimits = ReadLimits()) throws(FormatError) {
         self.source = source
         self.limits = limits
+        self.quoting = quoting
         try fill()
         // A short first read (a pipe) must not change the BOM check or the detected delimiter:
         // buffer the header line, up to `window` bytes of it, before looking.
@@ -108,7 +112,7 @@ public final class CSVTokenizer {
         var i = start
         while i < end {
             let b = buf[i]
-            if b == 0x22 { inQuotes.toggle() } else if !inQuotes {
+            if b == 0x22 && quoting == .doubleQuote { inQuotes.toggle() } else if !inQuotes {
                 if b == 0x0A || b == 0x0D { return (counts, true) }
                 if counts[b] != nil { counts[b]! += 1 }
             }
@@ -208,6 +212,7 @@ public final class CSVTokenizer {
         var state = State.fieldStart
         var started = false
         let delim = self.delim
+        let quotes = quoting == .doubleQuote
         let delimSplat = ByteSearch.splat(delim)
         let maxBytes = limits.maxRecordBytes
         let maxFields = limits.maxFields
@@ -277,7 +282,7 @@ public final class CSVTokenizer {
                 scan: while i < n {
                     switch state {
                     case .fieldStart:
-                        if p[i] == 0x22 { state = .quoted; i += 1 } else { state = .unquoted }
+                        if quotes && p[i] == 0x22 { state = .quoted; i += 1 } else { state = .unquoted }
                     case .unquoted:
                         let start = i
                         i = ByteSearch.skipTo(delimiter: delimSplat, in: p, from: i)

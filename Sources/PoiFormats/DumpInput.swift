@@ -17,7 +17,8 @@ public struct DumpInput: Sendable {
     }
 
     /// `path` as inputs: itself, or when it is a zip archive (a regular file starting with a zip
-    /// signature), its dump members in name order and the others it skips, with why.
+    /// signature), its dump members in name order and the others it skips, with why. An archive
+    /// without a dump member is `FormatError.noDumpInArchive`.
     public static func expand(_ path: String) throws(FormatError) -> (inputs: [DumpInput], skipped: [SkippedMember]) {
         guard ZipArchive.isZip(path: path) else { return ([.file(path)], []) }
         let archive = try ZipArchive(path: path)
@@ -29,6 +30,13 @@ public struct DumpInput: Sendable {
             } else {
                 inputs.append(DumpInput(name: archive.name(of: member), path: path, archive: archive, member: member))
             }
+        }
+        if inputs.isEmpty {
+            // An archive with nothing to read is a failed download or the wrong file, never an
+            // empty success: a cron job would report it as one every night.
+            let named = archive.members.prefix(5).map { "\($0.name) (\($0.skipReason ?? "not read"))" }
+            let more = archive.members.count > 5 ? ["and \(archive.members.count - 5) more"] : []
+            throw .noDumpInArchive(file: path, skipped: named + more)
         }
         return (inputs, skipped)
     }

@@ -172,6 +172,9 @@ public struct ReadNote: Sendable, Hashable {
         case looksLike(PlaceField)
         /// A property named like `field` holding a JSON type the field cannot take: kept under `extra`.
         case wrongType(PlaceField, type: String)
+        /// Column names were given for a CSV file without a header line (`ReadOptions.columns`),
+        /// but the file is GeoJSON: they are not used.
+        case columnNamesIgnored
     }
     public var file: String
     public var kind: Kind
@@ -201,6 +204,8 @@ public struct ReadNote: Sendable, Hashable {
         case .alreadyTaken(let f, let by):
             return "\(what) names the \(f.rawValue), already taken by \(noun) \"\(by)\"; kept as extra.\(key)"
         case .looksLike(let f): return "\(what) looks like the \(f.rawValue)"
+        case .columnNamesIgnored:
+            return "column names were given for a CSV file without a header line, but this file is GeoJSON; not used"
         case .wrongType(let f, let type): return "\(what) looks like the \(f.rawValue) but holds \(type == "object" || type == "array" ? "an" : "a") \(type); kept as extra.\(key)"
         }
     }
@@ -288,6 +293,10 @@ public struct ReadOptions: Sendable, Equatable {
     /// first line is then a record like the others, and mapping applies to these names. nil: the
     /// first line is the header. GeoJSON ignores it.
     public var columns: [String]?
+    /// Whether `"` quotes CSV fields; nil: it does (RFC 4180). Tab-separated dumps such as
+    /// GeoNames' are not quoted and hold bare `"` in names: read as quotes, one of them swallows
+    /// the lines after it, hence `.none`.
+    public var quoting: CSVQuoting?
 
     public init(mapping: FieldMapping = FieldMapping(), delimiter: UInt8? = nil, limits: ReadLimits = ReadLimits(),
                 keepRawRecords: Bool = false) {
@@ -296,4 +305,13 @@ public struct ReadOptions: Sendable, Equatable {
         self.limits = limits
         self.keepRawRecords = keepRawRecords
     }
+}
+
+/// How a CSV input quotes fields.
+public enum CSVQuoting: String, Sendable, Equatable, CaseIterable {
+    /// `"` opens and closes a field that may hold delimiters, line ends and doubled `""` (RFC 4180).
+    case doubleQuote = "\""
+    /// No quoting: `"` is text, a field ends at the delimiter, a record at its line end (IANA
+    /// text/tab-separated-values, GeoNames, PostgreSQL's text COPY).
+    case none
 }

@@ -25,6 +25,18 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// compressed with a method other than stored/deflate. `file` is `ARCHIVE:MEMBER`; the bytes
     /// decoded before the damage was found were read.
     case damagedArchive(file: String, reason: String)
+    /// The first record of a file without a header line has more fields than the column names
+    /// given for it (`ReadOptions.columns`): the names do not fit the file.
+    case columnCountMismatch(file: String, line: Int, fields: Int, names: Int)
+    /// A zip archive holding no CSV or GeoJSON member (empty, or only a README): nothing to read.
+    /// `skipped`: the members there are, with why each is not a dump.
+    case noDumpInArchive(file: String, skipped: [String])
+    /// A zip member that is not damaged but cannot be read here: encrypted, or compressed with
+    /// a method other than stored and deflate. Nothing of it was read.
+    case unreadableArchiveMember(file: String, reason: String)
+    /// Text with a NUL byte every other byte and no byte-order mark: UTF-16 (`bigEndian` or
+    /// little) that did not say so. Read as UTF-8 every record would be refused for its NULs.
+    case unmarkedUTF16(file: String, bigEndian: Bool)
     /// A zip archive on standard input or a pipe: its directory is at its end, so it is read from
     /// a file only.
     case zipNeedsFile(file: String)
@@ -48,6 +60,17 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(f): decompression refused (a decompression bomb?): \(r)"
         case .damagedArchive(let f, let r):
             return "\(f): damaged zip data: \(r); everything before it was read"
+        case .columnCountMismatch(let f, let line, let fields, let names):
+            return "\(f): line \(line) has \(fields) fields, but \(names) column names were given for this file "
+                + "without a header line; nothing was read"
+        case .noDumpInArchive(let f, let skipped):
+            return "\(f): no CSV or GeoJSON member in this zip archive ("
+                + (skipped.isEmpty ? "it is empty" : "only " + skipped.joined(separator: ", ")) + ")"
+        case .unreadableArchiveMember(let f, let r):
+            return "\(f): not read: \(r)"
+        case .unmarkedUTF16(let f, let bigEndian):
+            return "\(f): looks like UTF-16 \(bigEndian ? "BE" : "LE") text without a byte-order mark "
+                + "(a NUL byte every other byte); it was not read as UTF-8"
         case .zipNeedsFile(let f):
             return "\(f == "-" ? "standard input" : f): is a zip archive, which is read from a file only (its directory is at its end)"
         }

@@ -51,6 +51,7 @@ public final class PlaceReader {
         isGzip = layers.isGzip
         encoding = layers.encoding
         format = InputFormat.detect(prefix: layers.head[...])
+        columnsGiven = options.columns != nil
         switch format {
         case .csv:
             csv = try CSVPlaceReader(source: layers.stream, options: options)
@@ -77,6 +78,9 @@ public final class PlaceReader {
                                                                                      maxBytes: options.limits.maxInflatedBytes)))
         }
         let encoding = options.encoding ?? TextEncoding.fromBOM(head[...])
+        if encoding == nil, let bigEndian = TextEncoding.unmarkedUTF16(head[...]) {
+            throw .unmarkedUTF16(file: source.name, bigEndian: bigEndian)
+        }
         if let encoding {
             (head, stream) = try peek(ByteSource(name: source.name, stage: TranscodingStage(source: stream, encoding: encoding)))
         }
@@ -105,10 +109,16 @@ public final class PlaceReader {
     /// Columns or properties kept without being mapped, said once per file (`ReadNote`): for a
     /// CSV file known from the header, for GeoJSON growing as features are read (complete once
     /// `next()` returned nil or `validateRemaining` returned).
-    public var notes: [ReadNote] { csv?.notes ?? geojson?.notes ?? [] }
+    public var notes: [ReadNote] {
+        if let csv { return csv.notes }
+        return (columnsGiven ? [ReadNote(file: file, kind: .columnNamesIgnored, name: "", key: "")] : []) + geojson!.notes
+    }
+    /// `ReadOptions.columns` was given (for GeoJSON, a note says it is not used).
+    private let columnsGiven: Bool
 
     public var csvHeader: [String]? { csv?.header }
     public var csvDelimiter: UInt8? { csv?.delimiter }
+    public var csvQuoting: CSVQuoting { csv?.quoting ?? .doubleQuote }
     /// The CSV header line as in the input (BOM and line end included); nil for GeoJSON.
     public var csvRawHeader: RawCSVRecord? { csv?.rawHeader }
     /// The CSV input has a header line (false when `ReadOptions.columns` named its columns).

@@ -63,6 +63,24 @@ public struct TextEncoding: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
+    /// Whether `prefix` looks like UTF-16 text without a byte-order mark: nil when not, else
+    /// whether big-endian. Text that is mostly ASCII (CSV delimiters, digits, JSON punctuation)
+    /// has a NUL in every other byte in UTF-16, and UTF-8 text has no NUL at all: nine pairs in
+    /// ten of that pattern, over at least 8 pairs, is UTF-16.
+    public static func unmarkedUTF16(_ prefix: ArraySlice<UInt8>) -> Bool? {
+        let bytes = Array(prefix.prefix(1024))
+        let pairs = bytes.count / 2
+        guard pairs >= 8 else { return nil }
+        var little = 0, big = 0
+        for i in 0..<pairs {
+            let a = bytes[2 * i], b = bytes[2 * i + 1]
+            if a != 0 && b == 0 { little += 1 } else if a == 0 && b != 0 { big += 1 }
+        }
+        if little * 10 >= pairs * 9 { return false }
+        if big * 10 >= pairs * 9 { return true }
+        return nil
+    }
+
     public var description: String { name }
 
     /// `bytes` converted to UTF-8 at once (a file's first kilobytes, to recognise it); bytes this

@@ -292,11 +292,11 @@ private struct ZipMemberInflater {
     /// Throws what stops the member before a byte was handed out; later problems are put in the
     /// channel after the bytes before them.
     private func inflate(into channel: DecodedChannel) throws(FormatError) {
-        if member.flags & 1 != 0 { throw .damagedArchive(file: name, reason: "the member is encrypted (password-protected); it is not read") }
+        if member.flags & 1 != 0 { throw .unreadableArchiveMember(file: name, reason: "the member is encrypted (password-protected)") }
         guard member.method == 0 || member.method == 8 else {
             let known: [UInt16: String] = [9: "deflate64", 12: "bzip2", 14: "LZMA", 93: "zstd", 95: "xz", 98: "PPMd"]
-            throw .damagedArchive(file: name, reason: "compression method \(member.method)"
-                                  + (known[member.method].map { " (\($0))" } ?? "") + " is not read, only stored and deflate")
+            throw .unreadableArchiveMember(file: name, reason: "the member is compressed with method \(member.method)"
+                                           + (known[member.method].map { " (\($0))" } ?? "") + "; only stored and deflate members are read")
         }
         if member.uncompressedSize > limits.maxInflatedBytes {
             throw .decompressionLimit(file: name, reason: "it declares \(member.uncompressedSize) bytes, over the cap of "

@@ -133,7 +133,7 @@ import PoiModel
         let (places, rejects) = try readAll(bytes: bytes)
         #expect(places.map(\.name) == ["ok"])
         #expect(rejects.map(\.reason) == ["not valid UTF-8", "contains a NUL byte",
-                                          "unterminated quoted field (the file ends inside quotes)"])
+                                          "unterminated quoted field (the file ends inside quotes opened in this record; if \" is plain text in this file, read it with quoting off)"])
         #expect(rejects.map(\.field) == ["name", "name", nil])
         #expect(rejects.map { $0.source.line! } == [3, 4, 5])
     }

@@ -64,15 +64,24 @@ public struct ConvertJob {
         var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: name, gzip: options.gzip),
                                    style: options.style, precision: options.precision)
         do throws(JobError) {
+            // Input that stops being readable midway: the places before it go out on standard
+            // output in a closed collection, as `gzip -dc` writes what it could; a file keeps
+            // what was there (see JobError.inputCutShort).
+            func cutShort(_ error: FormatError) throws(JobError) -> Never {
+                if file == nil {
+                    do { try writer.finish() } catch { throw .output(path: name, reason: error.description) }
+                }
+                throw .inputCutShort(error, placesWritten: writer.featureCount, output: output)
+            }
             for (index, input) in inputs.enumerated() {
                 let current: PlaceReader
                 if index == 0, let reader { current = reader } else {
-                    do { current = try input.reader(options: options.read) } catch { throw .input(error) }
+                    do { current = try input.reader(options: options.read) } catch { try cutShort(error) }
                 }
                 reader = nil
                 while true {
                     let item: ReadItem?
-                    do { item = try current.next() } catch { throw .input(error) }
+                    do { item = try current.next() } catch { try cutShort(error) }
                     guard let item else { break }
                     switch item {
                     case .place(let place, _):

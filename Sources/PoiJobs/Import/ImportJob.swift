@@ -184,12 +184,14 @@ public final class ImportJob {
         if reader.format == .geojson {
             style = .geojson
         } else if reader.csvHasHeaderLine {
-            style = .csv(header: reader.csvRawHeader ?? RawCSVRecord(bytes: [], lineEndLength: 0, fieldCount: 0), delimiter: delimiter)
+            style = .csv(header: reader.csvRawHeader ?? RawCSVRecord(bytes: [], lineEndLength: 0, fieldCount: 0), delimiter: delimiter,
+                         quoting: reader.csvQuoting)
         } else {
             // Header-less (its columns named by the options): the rejects file names them in a
             // header line all the same (why: RejectsWriter).
             style = .csv(header: RejectsWriter.headerNaming(columns: reader.csvHeader ?? [], delimiter: delimiter,
-                                                            bom: reader.csvHasBOM), delimiter: delimiter)
+                                                            quoting: reader.csvQuoting, bom: reader.csvHasBOM),
+                         delimiter: delimiter, quoting: reader.csvQuoting)
         }
         let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects, inputs: inputs,
                                     encoding: reader.encoding)

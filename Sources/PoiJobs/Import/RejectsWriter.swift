@@ -19,7 +19,8 @@ import PoiModel
 final class RejectsWriter {
     enum Style {
         /// `header` as the reader found it (`PlaceReader.csvRawHeader`).
-        case csv(header: RawCSVRecord, delimiter: UInt8)
+        /// `quoting`: the input's; without it, a cell PoiKit adds cannot be quoted either.
+        case csv(header: RawCSVRecord, delimiter: UInt8, quoting: CSVQuoting = .doubleQuote)
         case geojson
     }
 
@@ -52,7 +53,7 @@ final class RejectsWriter {
             writeHeader(first: raw)
         }
         switch style {
-        case .csv(let header, let delimiter):
+        case .csv(let header, let delimiter, let quoting):
             var lineEnd: ArraySlice<UInt8> = header.lineEnd.isEmpty ? [0x0D, 0x0A] : header.lineEnd
             if case .csv(let record)? = raw {
                 buffer.append(contentsOf: record.content)
@@ -73,7 +74,7 @@ final class RejectsWriter {
             }
             for field in [reject.source.line.map(String.init) ?? "", reject.field ?? "", reject.reason] {
                 buffer.append(delimiter)
-                appendCSVField(field, delimiter: delimiter)
+                appendCSVField(field, delimiter: delimiter, quoting: quoting)
             }
             buffer.append(contentsOf: lineEnd)
         case .geojson:
@@ -112,7 +113,7 @@ final class RejectsWriter {
 
     private func writeHeader(first: RawRecord?) {
         switch style {
-        case .csv(let header, let delimiter):
+        case .csv(let header, let delimiter, _):
             buffer.append(contentsOf: header.content)
             for name in Self.reasonColumns {
                 buffer.append(delimiter)
@@ -131,11 +132,11 @@ final class RejectsWriter {
     /// The header line of a header-less input's rejects file: the names its columns were given,
     /// quoted where CSV needs it, after the input's BOM if it had one. No line end of its own:
     /// it takes the first rejected row's (`writeHeader`).
-    static func headerNaming(columns: [String], delimiter: UInt8, bom: Bool) -> RawCSVRecord {
+    static func headerNaming(columns: [String], delimiter: UInt8, quoting: CSVQuoting, bom: Bool) -> RawCSVRecord {
         let writer = RejectsWriter(path: "", style: .geojson, enabled: false)
         for (i, name) in columns.enumerated() {
             if i > 0 { writer.buffer.append(delimiter) }
-            writer.appendCSVField(name, delimiter: delimiter)
+            writer.appendCSVField(name, delimiter: delimiter, quoting: quoting)
         }
         return RawCSVRecord(bytes: (bom ? [0xEF, 0xBB, 0xBF] : []) + writer.buffer, lineEndLength: 0, fieldCount: columns.count)
     }
@@ -197,8 +198,14 @@ final class RejectsWriter {
         buffer.append(contentsOf: "}}".utf8)
     }
 
-    private func appendCSVField(_ field: String, delimiter: UInt8) {
+    private func appendCSVField(_ field: String, delimiter: UInt8, quoting: CSVQuoting) {
         let utf8 = field.utf8
+        if quoting == .none {
+            // Nothing can be quoted: a delimiter or line end would split the cell, so it becomes a
+            // space (these cells are PoiKit's reasons and the names given for the columns).
+            buffer.append(contentsOf: utf8.map { $0 == delimiter || $0 == 10 || $0 == 13 ? 0x20 : $0 })
+            return
+        }
         guard utf8.contains(where: { $0 == delimiter || $0 == UInt8(ascii: "\"") || $0 == 10 || $0 == 13 }) else {
             buffer.append(contentsOf: utf8)
             return

@@ -26,10 +26,18 @@ public enum JobError: Error, Sendable, CustomStringConvertible {
     /// second time: it changed while the job ran. Nothing of the second read was left half done
     /// (every window written is whole); a run over the settled file completes the job.
     case inputChanged(file: String)
+    /// `poi convert`'s input stopped being readable after its output was begun (a truncated gzip,
+    /// a corrupt zip member). `output` nil: standard output, which got every place read before
+    /// it and a closed collection; a file is not written (an earlier one stays as it was), so a
+    /// damaged download never replaces a good conversion.
+    case inputCutShort(FormatError, placesWritten: Int, output: String?)
 
     public var description: String {
         switch self {
         case .input(let e): return e.description
+        case .inputCutShort(let e, let written, let output):
+            return e.description + (output.map { "; \($0) was not written (left as it was)" }
+                                    ?? "; the \(written) places read before it were written to standard output")
         case .configuration(let problem): return problem.description
         case .store(let e): return e.description
         case .output(let path, let reason):

@@ -78,7 +78,7 @@ struct ConvertCommand: ParsableCommand {
             throw ExitStatus.of(error)
         }
         if !quiet && !json {
-            for member in summary.skippedMembers { printError(skippedMemberLine(member)) }
+            for member in summary.skippedMembers { Console.writeError(skippedMemberLine(member) + "\n") }
         }
         if json {
             try printJSON(summary)

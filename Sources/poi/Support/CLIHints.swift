@@ -31,7 +31,7 @@ enum CLIHints {
         case .configuration(.emptyResultWouldReplace): return "Give --allow-empty to replace it with the empty result."
         case .configuration(.lastWinsNeedsFiles): return "Save standard input to a file and import that, or use --on-duplicate first or reject."
         case .inputChanged: return "Run the import again once the file is complete."
-        case .input(let format): return hint(for: format)
+        case .input(let format), .inputCutShort(let format, _, _): return hint(for: format)
         case .configuration, .output, .file: return nil
         }
     }
@@ -44,6 +44,14 @@ enum CLIHints {
             return "If the file is in another encoding, name it with --encoding (e.g. --encoding cp1252)."
         case .decompressionLimit:
             return "If the dump really is that large, raise the cap with --max-bytes (e.g. --max-bytes 64G)."
+        case .columnCountMismatch(_, _, let fields, _):
+            return "Name all \(fields) columns with --columns (or --columns-file), in order."
+        case .noDumpInArchive:
+            return "Check the download; PoiKit reads the archive's .csv, .tsv, .txt, .geojson and .json members."
+        case .unreadableArchiveMember:
+            return "Unzip it (unzip, or 7z for other methods) and give PoiKit the files."
+        case .unmarkedUTF16(_, let bigEndian):
+            return "Name its encoding: --encoding \(bigEndian ? "utf-16be" : "utf-16le")."
         case .zipNeedsFile:
             return "Give the archive's file name, or stream one member into poi: unzip -p dump.zip part-a.csv | poi import -"
         case .columnTaken(_, let field, _, let other):

@@ -14,7 +14,7 @@ enum ExitStatus {
     /// What a job's failure means for the caller: the user's mistake (2) or a failure (3).
     static func of(_ error: JobError) -> ExitCode {
         switch error {
-        case .input, .configuration, .store(.refusedQuery), .store(.uploadsFolderMissing): return usage
+        case .input, .inputCutShort, .configuration, .store(.refusedQuery), .store(.uploadsFolderMissing): return usage
         case .store, .output, .inputChanged: return failure
         case .file(let e):
             if case .outputIsInput = e { return usage }

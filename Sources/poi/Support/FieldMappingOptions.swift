@@ -16,6 +16,13 @@ struct FieldMappingOptions: ParsableArguments {
                                valueName: "c"))
     var delimiter: Delimiter?
 
+    @Option(help: ArgumentHelp("How CSV fields are quoted: '\"' (the default, RFC 4180: a field in double quotes may "
+                               + "hold delimiters and line breaks) or none (\" is plain text, as in GeoNames' and other "
+                               + "tab-separated dumps, where a name may hold a bare \"). Read a file made that way with "
+                               + "none, or one bare quote swallows the lines after it.",
+                               valueName: "q"))
+    var quote: Quote?
+
     @Option(help: ArgumentHelp("Characters categories text is split on, e.g. ',' or ',;' (default ';|'). "
                                + "Categories are split on ';' and '|' unless this says otherwise, then trimmed, "
                                + "empties and repeats dropped; a cell or property holding a JSON array "
@@ -69,6 +76,7 @@ struct FieldMappingOptions: ParsableArguments {
     func readOptions() throws -> ReadOptions {
         var options = ReadOptions(mapping: FieldMapping(overrides: Dictionary(fields.map { ($0.field, $0.column) }, uniquingKeysWith: { a, _ in a })),
                                   delimiter: delimiter?.byte)
+        options.quoting = quote?.quoting
         if let categorySeparator { options.categorySeparators = categorySeparator.bytes }
         if let encoding { options.encoding = TextEncoding(name: encoding) }
         if let maxBytes { options.limits.maxInflatedBytes = maxBytes.bytes }
@@ -145,6 +153,18 @@ struct FieldMappingOptions: ParsableArguments {
             guard !overflow else { return nil }
             bytes = product
         }
+    }
+
+    struct Quote: ExpressibleByArgument {
+        var quoting: CSVQuoting
+        init?(argument: String) {
+            switch argument.lowercased() {
+            case "\"", "double", "doublequote": quoting = .doubleQuote
+            case "none", "off", "no": quoting = .none
+            default: return nil
+            }
+        }
+        static var allValueStrings: [String] { ["\"", "none"] }
     }
 
     struct Delimiter: ExpressibleByArgument {
