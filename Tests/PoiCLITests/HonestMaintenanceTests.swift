@@ -235,9 +235,30 @@ import Testing
             #expect(r.stderr.contains(message), "\(command): \(r.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: ws.path("uploadz")), "a folder was made for the typo")
-        // Import still makes the folder it stores into.
-        #expect(try ws.poi(["import", "Samples/places.csv", "--quiet"], uploads: "fresh").status <= 1)
+        // Import and serve would store new images where the backend never looks: with files
+        // listed, a missing folder is refused there too (it was made on the spot).
+        let listed = "fresh: the uploads folder does not exist, and the files collection lists files, whose bytes must "
+            + "be in another folder; not created (name the backend's uploads folder with --uploads, or use --gridfs; "
+            + "if those files really are gone, create the folder first)"
+        let typo = try ws.poi(["import", "Samples/places.csv", "--quiet"], uploads: "fresh")
+        #expect(typo.status == 2, "\(typo.all)")
+        #expect(typo.stderr.contains(listed), "\(typo.stderr)")
+        // Under `timeout`: a server that starts anyway fails the test (124) instead of hanging it.
+        let serve = try PoiProcess.execute(URL(fileURLWithPath: "/usr/bin/timeout"),
+                                           ["20", PoiProcess.binary.path, "serve", "--db", ws.database,
+                                            "--uploads", ws.path("fresh"), "--port", "0"],
+                                           environment: ["MONGODB_URI": ws.uri], currentDirectory: ws.root)
+        #expect(serve.status == 2, "\(serve.all)")
+        #expect(serve.stderr.contains(listed), "\(serve.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: ws.path("fresh")))
+        // A new store (no files listed) still gets its folder made.
+        let fresh = try PoiProcess.run(["import", "Samples/places.csv", "--quiet", "--db", ws.database + "_new",
+                                        "--uploads", ws.path("fresh")], environment: ["MONGODB_URI": ws.uri],
+                                       currentDirectory: ws.root)
+        #expect(fresh.status <= 1, "\(fresh.all)")
         #expect(FileManager.default.fileExists(atPath: ws.path("fresh")))
+        _ = try PoiProcess.python("import pymongo, sys; pymongo.MongoClient(sys.argv[1]).drop_database(sys.argv[2])",
+                                  [ws.uri, ws.database + "_new"])
     }
 
     /// §5.6: PNG ignores --quality, so a PNG thumbnail made with another quality is up to date;

@@ -19,8 +19,10 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// Reading, writing or listing stored bytes failed (`path`: a file or folder of the uploads
     /// store, or the GridFS bucket's name).
     case io(path: String, reason: String)
-    /// The uploads folder named is not there, for a command that only reads what is stored.
-    case uploadsFolderMissing(path: String)
+    /// The uploads folder named is not there, for a command that only reads what is stored, or
+    /// for any command when the `files` collection lists files (`filesListed`): their bytes are
+    /// elsewhere, and a folder made on the spot would hide that.
+    case uploadsFolderMissing(path: String, filesListed: Bool)
     /// A content type no file name can be derived from (the backend names files `<id>.<subtype>`).
     case unsupportedContentType(String)
     /// A `files` document whose bytes are gone (deleted by hand, or a store from elsewhere).
@@ -49,8 +51,9 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
             return "query refused: \(reason)"
         case .io(let path, let reason):
             return "\(path): \(reason)"
-        case .uploadsFolderMissing(let path):
-            return "\(path): the uploads folder does not exist"
+        case .uploadsFolderMissing(let path, let filesListed):
+            return "\(path): the uploads folder does not exist" + (filesListed
+                ? ", and the files collection lists files, whose bytes must be in another folder; not created" : "")
         case .unsupportedContentType(let contentType):
             return "content type '\(contentType)': PoiKit cannot name a file after it (want type/subtype)"
         case .bytesMissing(let id, let fileName):

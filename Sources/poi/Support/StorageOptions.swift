@@ -16,8 +16,9 @@ struct StorageOptions: ParsableArguments {
             return try DiskUploads(database: database, directory: uploads, creating: creating)
         } catch {
             // A folder that is not there is the user's to name right (exit 2), not a disk failure.
-            if case .uploadsFolderMissing = error {
-                printError(error.description + " (name the backend's uploads folder with --uploads, or use --gridfs)")
+            if case .uploadsFolderMissing(_, let filesListed) = error {
+                printError(error.description + " (name the backend's uploads folder with --uploads, or use --gridfs"
+                           + (filesListed ? "; if those files really are gone, create the folder first)" : ")"))
                 throw ExitStatus.usage
             }
             printError(error.description)
