@@ -72,11 +72,39 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: out.path))
     }
 
+    /// Two files with one base name: the second is a clash, never an overwrite.
     @Test func sameBaseNameTwiceIsAnErrorNotAnOverwrite() throws {
         let out = try Self.tempDir("dup")
-        let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), Self.image("coffee.jpg"), "-o", out.path])
+        let other = try Self.tempDir("dup-other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: other) }
+        let copy = other.appendingPathComponent("coffee.jpg").path
+        try FileManager.default.copyItem(atPath: Self.image("coffee.jpg"), toPath: copy)
+        let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), copy, "-o", out.path])
         #expect(r.status == 1)
-        #expect(r.stderr == "\(Self.image("coffee.jpg")): output name 'coffee' is already used by \(Self.image("coffee.jpg"))\n")
+        #expect(r.stderr == "\(copy): output name 'coffee' is already used by \(Self.image("coffee.jpg"))\n")
+    }
+
+    /// The same file given twice (a repeated name, a link to it) is thumbnailed once, exit 0,
+    /// with a note; it was reported as a clash with itself (exit 1).
+    @Test func theSameFileGivenTwiceIsThumbnailedOnce() throws {
+        let out = try Self.tempDir("same")
+        let link = try Self.tempDir("same-link")
+        try FileManager.default.createDirectory(at: link, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: link) }
+        let alias = link.appendingPathComponent("coffee.jpg").path
+        try FileManager.default.createSymbolicLink(atPath: alias, withDestinationPath: Self.image("coffee.jpg"))
+        let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), Self.image("coffee.jpg"), alias, "-o", out.path, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr == "\(Self.image("coffee.jpg")): note: the same file as \(Self.image("coffee.jpg")); thumbnailed once\n"
+                + "\(alias): note: the same file as \(Self.image("coffee.jpg")); thumbnailed once\n")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(json["written"] as? Int == 1)
+        #expect(json["failed"] as? Int == 0)
+        let files = try #require(json["files"] as? [[String: Any]])
+        #expect(files.map { $0["sameAs"] as? String } == [nil, Self.image("coffee.jpg"), Self.image("coffee.jpg")])
+        #expect(Set(files.compactMap { $0["output"] as? String }) == [out.appendingPathComponent("coffee.jpeg").path])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["coffee.jpeg"])
     }
 
     @Test func neverOverwritesItsInput() throws {

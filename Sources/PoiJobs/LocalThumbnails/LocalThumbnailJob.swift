@@ -28,6 +28,9 @@ public struct LocalThumbnailSummary: Sendable, Encodable, Equatable {
         /// Written, but not as asked: the embedded ICC profile could not be used, so the colours
         /// are those of an untagged image (`ImageInfo.colorWarning`).
         public var warning: String?
+        /// This input is the same file as an earlier one (a name given twice, a link): it was
+        /// thumbnailed once, and this entry repeats that result.
+        public var sameAs: String?
     }
 
     public var spec: String
@@ -74,10 +77,18 @@ public struct LocalThumbnailJob: Sendable {
         }
         // Temporary files of a killed earlier run into this folder; one sweep, not one per output.
         AtomicFile.removeStaleTemporaries(inFolder: outputFolder)
-        let groups = Self.nameGroups(files)
-        let inputs = Set(files.compactMap(FileIdentity.init(path:)))
+        // The same file given again (`a.jpg a.jpg`, `*.jpg` plus a link) is thumbnailed once, as
+        // `cp a a dir` copies once: it is no name clash.
+        var firstOf: [FileIdentity: Int] = [:]
+        var repeatOf: [Int: Int] = [:]
+        for (i, file) in files.enumerated() {
+            guard let id = FileIdentity(path: file) else { continue }
+            if let first = firstOf[id] { repeatOf[i] = first } else { firstOf[id] = i }
+        }
+        let groups = Self.nameGroups(files, skipping: Set(repeatOf.keys))
+        let inputs = Set(firstOf.keys)
         let budget = ThumbnailBudget(bytes: options.memoryBytes)
-        let done = ProgressCounter(total: files.count, observer: observer)
+        let done = ProgressCounter(total: files.count - repeatOf.count, observer: observer)
         // One work item per output name: inputs sharing a name are tried in the order given, and
         // the first one that makes a thumbnail gets the name, so the result does not depend on
         // which worker finishes first, and a broken file never takes a good one's name.
@@ -91,11 +102,17 @@ public struct LocalThumbnailJob: Sendable {
         }
         var entries = files.map { LocalThumbnailSummary.Entry(input: $0) }
         for (i, entry) in results.joined() { entries[i] = entry }
+        for (i, first) in repeatOf {
+            entries[i] = entries[first]
+            entries[i].input = files[i]
+            entries[i].sameAs = files[first]
+        }
         var summary = LocalThumbnailSummary(spec: options.spec.canonical)
         summary.files = entries
-        summary.written = entries.count { $0.error == nil }
-        summary.failed = entries.count - summary.written
-        summary.warnings = entries.count { $0.warning != nil }
+        let once = entries.filter { $0.sameAs == nil }
+        summary.written = once.count { $0.error == nil }
+        summary.failed = once.count - summary.written
+        summary.warnings = once.count { $0.warning != nil }
         summary.seconds = Self.seconds(ContinuousClock.now - started)
         done.finish()
         return summary
@@ -103,10 +120,10 @@ public struct LocalThumbnailJob: Sendable {
 
     /// The inputs by output name (their name without extension), each group in the order given,
     /// the groups in the order of their first input.
-    static func nameGroups(_ files: [String]) -> [[Int]] {
+    static func nameGroups(_ files: [String], skipping: Set<Int> = []) -> [[Int]] {
         var groupOf: [String: Int] = [:]
         var groups: [[Int]] = []
-        for (i, file) in files.enumerated() {
+        for (i, file) in files.enumerated() where !skipping.contains(i) {
             let stem = FilePaths.stem(of: file)
             if let g = groupOf[stem] { groups[g].append(i) } else {
                 groupOf[stem] = groups.count

@@ -16,7 +16,8 @@ struct ThumbCommand: ParsableCommand {
         still processed. An embedded colour profile that cannot be used (damaged, truncated, \
         over the size cap, for other pixels) gives a "file: warning: ..." line and a thumbnail \
         made as if untagged (exit status 0; `warning` in --json). Two inputs that would give the same output name: the first one given \
-        that makes a thumbnail gets it, the other is reported. An input is never overwritten. Files are processed in \
+        that makes a thumbnail gets it, the other is reported; the same file given twice (or through a link) is \
+        thumbnailed once, with a note (`sameAs` in --json). An input is never overwritten. Files are processed in \
         parallel (--jobs), a bounded number at a time, so memory stays flat however many files \
         there are.
 
@@ -62,6 +63,12 @@ struct ThumbCommand: ParsableCommand {
         let job = LocalThumbnailJob(files: files, outputFolder: output, options: options, observer: printer.observer)
         let summary = try printer.run { () throws(JobError) in try job.run() }
         for entry in summary.files {
+            if let first = entry.sameAs {
+                if !printing.quiet {
+                    Console.writeError(TerminalText.escaped("\(entry.input): note: the same file as \(first); thumbnailed once") + "\n")
+                }
+                continue
+            }
             // Exactly "file: reason", one line per file, so the list can be grepped or re-fed.
             if let error = entry.error { Console.writeError(TerminalText.escaped("\(entry.input): \(error)") + "\n") }
             if let warning = entry.warning {
