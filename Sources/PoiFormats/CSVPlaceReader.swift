@@ -44,6 +44,8 @@ public final class CSVPlaceReader {
     private var exhausted = false
     /// Batches converted together (one per core).
     private let parallelism: Int
+    /// The columns a rejects file adds after a CSV row's own (PoiJobs' `RejectsWriter`).
+    public static let rejectsReasonColumns = ["_line", "_field", "_reason"]
     static let batchRecords = 2048
     static let batchBytes = 2 << 20
 
@@ -85,7 +87,11 @@ public final class CSVPlaceReader {
             }
         }
         header = names
-        roles = options.mapping.plan(header: names)
+        var roles = options.mapping.plan(header: names)
+        if options.isRejectsFile && names.suffix(3).map(trimWhitespace) == CSVPlaceReader.rejectsReasonColumns {
+            roles.replaceSubrange((roles.count - 3)..., with: repeatElement(.ignored, count: 3))
+        }
+        self.roles = roles
         notes = options.mapping.notes(header: names, roles: roles, file: file)
         for f in [PlaceField.name, .latitude, .longitude] where !roles.contains(.field(f)) {
             let looked = options.mapping.overrides[f].map { [$0] } ?? f.aliases
@@ -464,6 +470,7 @@ struct CSVRecordConverter: Sendable {
             case .field(.categories): draft.categories = Self.categories(value)
             case .field(let f): draft[f] = .string(value)
             case .extra(let key): draft.extra.append(key, .string(value))
+            case .ignored: break
             }
         }
         switch PlaceValidator.validate(draft) {

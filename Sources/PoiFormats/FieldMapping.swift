@@ -145,6 +145,7 @@ extension FieldMapping {
             let name = trimWhitespace(header[i])
             switch role {
             case .field(let f): firstColumn[f] = name
+            case .ignored: continue
             case .extra(let key):
                 if FieldMapping.extraName(name) != nil { continue }
                 if FieldMapping.reservedNames.contains(name) {
@@ -215,6 +216,9 @@ public struct ReadNote: Sendable, Hashable {
 public enum ColumnRole: Sendable, Equatable {
     case field(PlaceField)
     case extra(String)
+    /// Not read: the reason columns of one of PoiKit's own rejects files
+    /// (`ReadOptions.isRejectsFile`), which describe the run that wrote it.
+    case ignored
 }
 
 /// A record exactly as it is in the input (with `ReadOptions.keepRawRecords`), so PoiJobs can
@@ -297,6 +301,11 @@ public struct ReadOptions: Sendable, Equatable {
     /// GeoNames' are not quoted and hold bare `"` in names: read as quotes, one of them swallows
     /// the lines after it, hence `.none`.
     public var quoting: CSVQuoting?
+    /// The input is one of PoiKit's own rejects files: a CSV header ending in `_line`, `_field`,
+    /// `_reason` has those columns ignored (they say why an earlier run refused the row, and kept
+    /// under `extra` they would make the fixed row a different place from the same row in the
+    /// dump). GeoJSON never keeps these bare names anyway.
+    public var isRejectsFile = false
 
     public init(mapping: FieldMapping = FieldMapping(), delimiter: UInt8? = nil, limits: ReadLimits = ReadLimits(),
                 keepRawRecords: Bool = false) {

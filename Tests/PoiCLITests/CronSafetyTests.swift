@@ -30,7 +30,8 @@ import Testing
             (["import", "p.csv", "--json", "--uri", "mongodb://frank:sekrit@/"], 2, "invalid MongoDB URI mongodb://frank:****@/"),
             (["import", "missing.csv", "--json", "--dry-run"], 2, "missing.csv: cannot open"),
             (["export", "-o", "x.geojson", "--json"] + Self.unreachable, 3, "cannot reach MongoDB at 127.0.0.1:1: "),
-            (["gc", "--json"] + Self.unreachable, 3, "cannot reach MongoDB at 127.0.0.1:1: "),
+            // `--uploads .`: a folder that is there (gc refuses a missing one before connecting).
+            (["gc", "--json", "--uploads", "."] + Self.unreachable, 3, "cannot reach MongoDB at 127.0.0.1:1: "),
             (["doctor", "--json", "--uri", "mongodb://frank:sekrit@/"], 2, "invalid MongoDB URI mongodb://frank:****@/"),
         ]
         for c in cases {

@@ -195,6 +195,12 @@ import Testing
         let uses = int(first, "imagesStored")! + int(first, "imagesReused")!
         let hint = "Give --uploads the folder they were stored in, or --gridfs if they were stored in GridFS."
 
+        // A folder that is not there is refused outright (the files listed are elsewhere); one
+        // that is there but is not where they were stored is what this test is about.
+        let missing = try ws.poi(["import"] + ImportCommandTests.sampleFiles + ["--quiet"], uploads: "other")
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("other: the uploads folder does not exist, and the files collection lists files"), "\(missing.stderr)")
+        try FileManager.default.createDirectory(atPath: ws.path("other"), withIntermediateDirectories: false)
         let elsewhere = try ws.poi(["import"] + ImportCommandTests.sampleFiles + ["--json"], uploads: "other")
         #expect(elsewhere.status == 1)
         let s = try ws.json(elsewhere)
@@ -207,6 +213,10 @@ import Testing
         let gws = try Workspace("reusedgridfs")
         defer { gws.cleanUp() }
         #expect(try gws.poi(["import"] + ImportCommandTests.sampleFiles + ["--gridfs", "--quiet"]).status == 1)
+        let noFolder = try gws.poi(["import"] + ImportCommandTests.sampleFiles + ["--quiet"])
+        #expect(noFolder.status == 2)
+        #expect(noFolder.stderr.contains("or use --gridfs"), "\(noFolder.stderr)")
+        try FileManager.default.createDirectory(atPath: gws.path("uploads"), withIntermediateDirectories: false)
         let plain = try gws.poi(["import"] + ImportCommandTests.sampleFiles + ["--json"])
         #expect(int(try gws.json(plain), "imagesMissing") == uses)
         #expect(plain.stderr.contains(hint), "\(plain.stderr)")
@@ -223,7 +233,7 @@ import Testing
         let ws = try Workspace("uploadstypo")
         defer { ws.cleanUp() }
         try ExportAndThumbnailsTests.importSamples(ws)
-        let message = "uploadz: the uploads folder does not exist (name the backend's uploads folder with --uploads, or use --gridfs)"
+        let message = "uploadz: the uploads folder does not exist. Name the backend's uploads folder with --uploads, or use --gridfs."
         let gc = try PoiProcess.run(["gc", "--db", ws.database, "--uploads", "uploadz"],
                                     environment: ["MONGODB_URI": ws.uri], currentDirectory: ws.root)
         #expect(gc.status == 2, "\(gc.all)")
@@ -238,8 +248,8 @@ import Testing
         // Import and serve would store new images where the backend never looks: with files
         // listed, a missing folder is refused there too (it was made on the spot).
         let listed = "fresh: the uploads folder does not exist, and the files collection lists files, whose bytes must "
-            + "be in another folder; not created (name the backend's uploads folder with --uploads, or use --gridfs; "
-            + "if those files really are gone, create the folder first)"
+            + "be in another folder; not created. Name the backend's uploads folder with --uploads, or use --gridfs; "
+            + "if those files really are gone, create the folder first."
         let typo = try ws.poi(["import", "Samples/places.csv", "--quiet"], uploads: "fresh")
         #expect(typo.status == 2, "\(typo.all)")
         #expect(typo.stderr.contains(listed), "\(typo.stderr)")

@@ -54,7 +54,7 @@ public struct ConvertJob {
         // The first reader is opened before the output, so an unreadable input leaves it alone.
         var reader: PlaceReader?
         if let first = inputs.first {
-            do { reader = try first.reader(options: options.read) } catch { throw .input(error) }
+            do { reader = try first.reader(options: RejectsLocation.readOptions(options.read, for: first)) } catch { throw .input(error) }
         }
         let file: AtomicFile?
         do { file = try output.map { (path) throws(FileError) in try AtomicFile(path: path, refusing: [input]) } } catch {
@@ -76,7 +76,7 @@ public struct ConvertJob {
             for (index, input) in inputs.enumerated() {
                 let current: PlaceReader
                 if index == 0, let reader { current = reader } else {
-                    do { current = try input.reader(options: options.read) } catch { try cutShort(error) }
+                    do { current = try input.reader(options: RejectsLocation.readOptions(options.read, for: input)) } catch { try cutShort(error) }
                 }
                 reader = nil
                 while true {

@@ -42,6 +42,12 @@ public protocol ImageRepository: Sendable {
     func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws(StoreError) -> ObjectId
     /// Which of `ids` are stored files: an export's `imageId` that came without the image.
     func storedIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId>
+    /// Makes the store ready for the first image (`FileStore.prepare`), after the inputs are checked.
+    func prepare() throws(StoreError)
+}
+
+extension ImageRepository {
+    public func prepare() throws(StoreError) {}
 }
 
 /// Result of ingesting one distinct image.

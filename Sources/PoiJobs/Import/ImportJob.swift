@@ -106,7 +106,10 @@ public final class ImportJob {
             if inputs.contains("-") { throw .configuration(.lastWinsNeedsFiles) }
             lastRecords = try findLastRecords()
         }
-        do { try places?.prepare() } catch { throw .store(error) }
+        do {
+            try places?.prepare()
+            try images.prepare()
+        } catch { throw .store(error) }
         for file in files {
             if skipped.contains(file) { summary.skippedRejectsFiles.append(file); continue }
             for dump in expanded[file] ?? [] {
@@ -132,9 +135,9 @@ public final class ImportJob {
     /// written. Reading twice costs a second parse; standard input cannot be read twice.
     private func findLastRecords() throws(JobError) -> SeenKeys {
         var last = SeenKeys()
-        var readOptions = options.read
-        readOptions.keepRawRecords = false
         for (fileIndex, dump) in dumps.enumerated() {
+            var readOptions = RejectsLocation.readOptions(options.read, for: dump)
+            readOptions.keepRawRecords = false
             let reader: PlaceReader
             do { reader = try dump.reader(options: readOptions) } catch { throw .input(error) }
             while true {
@@ -169,7 +172,7 @@ public final class ImportJob {
         // rejects file from an earlier real run is left as it is.
         let writesRejects = !options.dryRun || options.rejectsPath != nil
         let reader: PlaceReader
-        var readOptions = options.read
+        var readOptions = RejectsLocation.readOptions(options.read, for: dump)
         readOptions.keepRawRecords = writesRejects
         do { reader = try dump.reader(options: readOptions) } catch { throw .input(error) }
         currentReader = reader

@@ -62,6 +62,15 @@ public enum RejectsLocation {
     /// with the file's delimiter, also in UTF-16/UTF-32 after a BOM; a FeatureCollection whose
     /// features carry `_feature`). Only
     /// regular files are looked at: a pipe's bytes are never consumed here.
+    /// `options` for reading `dump`: one of PoiKit's own rejects files (a fixed one, imported or
+    /// converted alone) has its reason columns ignored, so a fixed row is the place the dump's
+    /// row is (`ReadOptions.isRejectsFile`).
+    static func readOptions(_ options: ReadOptions, for dump: DumpInput) -> ReadOptions {
+        var options = options
+        options.isRejectsFile = dump.memberName == nil && isOwnRejectsFile(dump.path)
+        return options
+    }
+
     public static func isOwnRejectsFile(_ path: String) -> Bool {
         let name = FilePaths.lastComponent(of: path).lowercased()
         let isCSV = name.hasSuffix(".rejects.csv")

@@ -24,7 +24,7 @@ final class RejectsWriter {
         case geojson
     }
 
-    static let reasonColumns = ["_line", "_field", "_reason"]
+    static let reasonColumns = CSVPlaceReader.rejectsReasonColumns
 
     let path: String
     /// The run's inputs: the rejects file may never be one of them (nor replace or delete one).

@@ -50,6 +50,8 @@ public struct FilesRepository: ImageRepository {
 
     public init(store: any FileStore) { self.store = store }
 
+    public func prepare() throws(StoreError) { try store.prepare() }
+
     public func findOriginal(sha256: String) throws(StoreError) -> StoredImage? {
         guard let original = try store.file(sha256: sha256, role: .original) else { return nil }
         let thumbnails = try store.thumbnails(of: original.id).map { StoredFileRef(id: $0.id, spec: $0.spec, contentType: $0.contentType) }

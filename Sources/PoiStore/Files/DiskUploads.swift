@@ -23,8 +23,8 @@ public struct DiskUploads: FileStore {
 
     static let temporaryMarker = AtomicFile.temporaryMarker
 
-    /// `creating`: make the folder when it is missing (import, the server) and the database lists no
-    /// files yet (`StoreError.uploadsFolderMissing` otherwise). Maintenance that only
+    /// `creating`: a missing folder is made by `prepare()` (import, the server) when the database
+    /// lists no files yet (`StoreError.uploadsFolderMissing` otherwise). Maintenance that only
     /// reads what is stored (gc, export, thumbnails) passes false: a mistyped `--uploads` is an
     /// error there, not an empty folder made on the spot that then looks "consistent".
     public init(database: MongoDatabase, directory: String, creating: Bool = true) throws(StoreError) {
@@ -46,14 +46,19 @@ public struct DiskUploads: FileStore {
         if stat(directory, &st) == 0 && (st.st_mode & S_IFMT) != S_IFDIR {
             throw .io(path: directory, reason: "the uploads folder is not a folder")
         }
-        if stat(directory, &st) != 0 {
-            if !creating { throw .uploadsFolderMissing(path: directory, filesListed: false) }
-            // A missing folder is made for a new store only. With `files` documents listed, their
-            // bytes are in some other folder: a mistyped `--uploads` would store new images where
-            // the backend never looks, and serve a 404 for every stored one.
-            if try database.collection(StoreLayout.files).findOne(BSONDocument(), projection: ["_id": 1]) != nil {
-                throw .uploadsFolderMissing(path: directory, filesListed: true)
-            }
+        if !creating && stat(directory, &st) != 0 {
+            throw .uploadsFolderMissing(path: directory, filesListed: false)
+        }
+    }
+
+    /// Creates a missing folder, for a new store only. With `files` documents listed, their
+    /// bytes are in some other folder: a mistyped `--uploads` would store new images where the
+    /// backend never looks, and serve a 404 for every stored one.
+    public func prepare() throws(StoreError) {
+        var st = stat()
+        guard stat(directory, &st) != 0 else { return }
+        if try database.collection(StoreLayout.files).findOne(BSONDocument(), projection: ["_id": 1]) != nil {
+            throw .uploadsFolderMissing(path: directory, filesListed: true)
         }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -65,6 +70,10 @@ public struct DiskUploads: FileStore {
     func path(_ name: String) -> String { directory + "/" + name }
 
     public func storeBytes(_ bytes: [UInt8], id: ObjectId, ext: String) throws(StoreError) {
+        // Jobs call `prepare()` once their inputs are checked; a caller that did not gets the
+        // same rule here, on the first store (a stat per image, beside an fsync).
+        var st = stat()
+        if stat(directory, &st) != 0 { try prepare() }
         let file: AtomicFile
         do { file = try AtomicFile(path: path(id.hex + ext), durability: .synced, removingStale: false) } catch { throw Self.ioError(error) }
         do throws(StoreError) {

@@ -196,9 +196,15 @@ public protocol FileStore: Sendable {
     /// Every stored item (`id` nil for names that are not PoiKit/backend files) with its size,
     /// plus leftover temporary files.
     func listStoredBytes() throws(StoreError) -> (items: [StoredBytes], temporary: [String])
+    /// Makes the store ready to take bytes, before the first `storeBytes` (an uploads folder is
+    /// created here: see `DiskUploads`). Separate from opening it, so a job checks its inputs
+    /// before it touches the database.
+    func prepare() throws(StoreError)
 }
 
 extension FileStore {
+    public func prepare() throws(StoreError) {}
+
     var filesCollection: MongoCollection { database.files }
 
     /// Stores `bytes` unless the same content with the same role is already stored, in which

@@ -53,7 +53,8 @@ struct ImportCommand: ParsableCommand {
         One of PoiKit's own rejects files (named *.rejects.csv or *.rejects.geojson, with the \
         _line,_field,_reason columns or _feature properties) given among other inputs is \
         skipped with one line saying so, so `poi import dumps/*.csv` never imports yesterday's \
-        rejects as a dump; named alone, a fixed rejects file is imported.
+        rejects as a dump; named alone, a fixed rejects file is imported, its _line, _field and \
+        _reason columns ignored.
 
         \(FieldMappingOptions.readingRules)
 

@@ -109,7 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
         let health = try database.connect(probe: Double(ServerConfiguration().healthTimeoutSeconds))
         let dbName = database.databaseName(for: connection)
         let db = MongoDatabase(connection: connection, name: dbName)
-        let files = try storage.fileStore(database: db)
+        let files = try storage.preparedFileStore(database: db)
 
         var config = ServerConfiguration()
         config.host = host

@@ -66,6 +66,9 @@ enum CLIHints {
         case .unreachable:
             return "Check that the server is running and that --uri or MONGODB_URI points at it "
                 + "(for the embedded test server: make db-start)."
+        case .uploadsFolderMissing(_, let filesListed):
+            return "Name the backend's uploads folder with --uploads, or use --gridfs"
+                + (filesListed ? "; if those files really are gone, create the folder first." : ".")
         case .bytesMissing:
             return "\(storeHint) poi gc lists every files document whose bytes are missing."
         case .bytesDamaged:
