@@ -23,6 +23,35 @@ import Testing
                 ("garbage", Array(repeating: 0x41, count: 600))]
     }
 
+    /// `poi thumbnails` (stored originals, a new recipe) said nothing either, where `poi import`
+    /// and `poi thumb` warn: now each original gets an `image:` line and `colorUnmanaged` counts them.
+    @Test(.liveServer) func storedOriginalsWithAnUnusableProfileAreReportedToo() throws {
+        try #require(!Self.adobe.isEmpty, "needs icc-profiles-free")
+        let ws = try Workspace("thumbscolor")
+        defer { ws.cleanUp() }
+        try Data(try Self.jpeg(withProfile: Self.cases[0].1)).write(to: URL(fileURLWithPath: ws.path("t.jpg")))
+        try "name,lat,lon,image\nTagged,1,2,t.jpg\n".write(toFile: ws.path("p.csv"), atomically: true, encoding: .utf8)
+        let imported = try ws.poi(["import", "p.csv", "--json"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try ws.json(imported)["imagesColorUnmanaged"] as? Int == 1)
+        let original = try ws.python("""
+            import pymongo, sys
+            print(pymongo.MongoClient(sys.argv[1])[sys.argv[2]].files.find_one({'role': 'original'})['_id'])
+            """)
+        let r = try ws.poi(["thumbnails", "--size", "64x64", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try ws.json(r)
+        #expect(summary["thumbnailsMade"] as? Int == 1)
+        #expect(summary["colorUnmanaged"] as? Int == 1)
+        let lines = r.stderr.split(separator: "\n").filter { $0.hasPrefix("image: original \(original)") }
+        #expect(lines.count == 1, "\(r.stderr)")
+        #expect(lines.first?.hasSuffix(" (thumbnail made as if untagged)") == true, "\(r.stderr)")
+        // Up to date the next time: nothing made, nothing said.
+        let again = try ws.poi(["thumbnails", "--size", "64x64", "--json"])
+        #expect(try ws.json(again)["colorUnmanaged"] as? Int == 0)
+        #expect(!again.stderr.contains("untagged"))
+    }
+
     @Test(arguments: cases.map(\.0))
     func anUnusableProfileIsNamedOnStderrAndInTheJSON(kind: String) throws {
         try #require(!Self.adobe.isEmpty, "needs icc-profiles-free")

@@ -29,6 +29,9 @@ public struct ThumbnailSummary: Sendable, Codable, Equatable {
     /// Of `failed`, originals whose bytes are not in the file store at all (another uploads
     /// folder, or GridFS read as a folder?).
     public var bytesMissing = 0
+    /// Thumbnails made as if untagged: the original's ICC profile could not be used (damaged,
+    /// truncated, over the cap). Said per original, as `poi import` and `poi thumb` say it.
+    public var colorUnmanaged = 0
     public var placesRelinked = 0
     public var oldThumbnailsDeleted = 0
     public var skippedByShard = 0
@@ -61,7 +64,7 @@ public final class ThumbnailJob {
 
     private enum Work: Sendable {
         case upToDate
-        case made(original: ObjectId, thumbnail: ObjectId, old: [ObjectId])
+        case made(original: ObjectId, thumbnail: ObjectId, old: [ObjectId], name: String, colorWarning: String?)
         /// Up to date, but an interrupted run left the relink and deletion of `old` undone.
         case resumed(original: ObjectId, thumbnail: ObjectId, old: [ObjectId])
         case failed(original: ObjectId, name: String, error: any Error & Sendable)
@@ -99,8 +102,17 @@ public final class ThumbnailJob {
                     observer(.imageProblem(ImageProblem(source: nil, location: "original \(original.hex)", image: name,
                                                         reason: String(describing: error))))
                 case .storeFailure(let error): storeFailure = storeFailure ?? error
-                case .made(let original, let thumbnail, let old), .resumed(let original, let thumbnail, let old):
-                    if case .made = result { summary.thumbnailsMade += 1 } else { summary.upToDate += 1 }
+                case .made(let original, let thumbnail, let old, _, _), .resumed(let original, let thumbnail, let old):
+                    if case .made(_, _, _, let name, let warning) = result {
+                        summary.thumbnailsMade += 1
+                        if let warning {
+                            summary.colorUnmanaged += 1
+                            observer(.imageProblem(ImageProblem(source: nil, location: "original \(original.hex)", image: name,
+                                                                reason: warning + " (thumbnail made as if untagged)")))
+                        }
+                    } else {
+                        summary.upToDate += 1
+                    }
                     do throws(StoreError) {
                         summary.placesRelinked += try database.setThumbnail(thumbnail, forImage: original, updatedAt: runStarted)
                         for id in old where try store.delete(id) { summary.oldThumbnailsDeleted += 1 }
@@ -163,7 +175,8 @@ public final class ThumbnailJob {
                 return .failed(original: original.id, name: name, error: error)
             }
             let stored = try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original.id, spec: canonical))
-            return .made(original: original.id, thumbnail: stored.id, old: existing.map(\.id))
+            return .made(original: original.id, thumbnail: stored.id, old: existing.map(\.id), name: name,
+                         colorWarning: thumbnail.source.colorWarning)
         } catch {
             return .storeFailure(error)
         }

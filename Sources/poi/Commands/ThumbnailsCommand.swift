@@ -76,7 +76,9 @@ struct ThumbnailsCommand: ParsableCommand {
             try printJSON(summary)
         } else if output.showsSummary {
             try printOut("\(summary.originals) originals: \(summary.thumbnailsMade) thumbnails made (\(options.spec.canonical)), "
-                + "\(summary.upToDate) up to date, \(summary.failed) failed; \(summary.placesRelinked) places relinked, "
+                + "\(summary.upToDate) up to date, \(summary.failed) failed"
+                + (summary.colorUnmanaged > 0 ? ", \(summary.colorUnmanaged) made as if untagged (colour profile not usable)" : "")
+                + "; \(summary.placesRelinked) places relinked, "
                 + "\(summary.oldThumbnailsDeleted) old thumbnails deleted; \(String(format: "%.1f", summary.seconds)) s")
         }
         if summary.bytesMissing > 0 {
