@@ -242,6 +242,10 @@ import Testing
         let r = try PoiProcess.run(["check", "h.csv", "--columns", "name,lat,lon"], currentDirectory: dir)
         #expect(r.status == 1)
         #expect(r.stdout.contains("h.csv:2: record 2: record has 4 fields, 3 column names were given"), "\(r.stdout)")
+        // convert says where the places went in words ("written to -" before).
+        let c = try PoiProcess.run(["convert", "h.csv", "--columns", "name,lat,lon", "-o", "-", "-q"], currentDirectory: dir)
+        #expect(c.status == 1)
+        #expect(c.stderr == "poi: 1 places written to standard output, 1 rejected\n", "\(c.stderr)")
     }
 
     /// `--columns` on GeoJSON is said, not silently ignored.

@@ -83,7 +83,7 @@ struct ConvertCommand: ParsableCommand {
         if json {
             try printJSON(summary)
         } else if output != "-" || summary.rejected > 0 {
-            printError("\(summary.features) places written to \(output), \(summary.rejected) rejected")
+            printError("\(summary.features) places written to \(output == "-" ? "standard output" : output), \(summary.rejected) rejected")
         }
         if summary.rejected > 0 { throw ExitStatus.rejects }
     }
