@@ -2,8 +2,10 @@
 /// Foundation so exports are deterministic and cheap: `2026-11-22T07:03:04.123Z`.
 public enum ISO8601 {
     /// Formats milliseconds since 1970-01-01T00:00:00Z (a BSON date) with millisecond precision.
-    /// Covers years 0000–9999; outside that range the year is clamped (BSON allows ±292 My).
+    /// Covers years 0000–9999; outside that range the instant is clamped to its first or last
+    /// millisecond (BSON allows ±292 My, and `ms - 86_399_999` would overflow near Int64.min).
     public static func string(millisecondsSince1970 ms: Int64) -> String {
+        let ms = min(max(ms, -62_167_219_200_000), 253_402_300_799_999)
         let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
         var rem = ms - days * 86_400_000
         let millis = rem % 1000

@@ -185,7 +185,30 @@ struct CollectionRoutes: Sendable {
         if let key = document.keys.first(where: { $0.hasPrefix("$") }) {
             throw .badRequest("a document's top-level field cannot start with '$': \(MediaType.printable(key))")
         }
+        if let path = Self.emptyKeyPath(in: document) {
+            throw .badRequest("a field name cannot be empty: " + (path.isEmpty ? "a top-level field" : "a field inside \(MediaType.printable(path))"))
+        }
         return document
+    }
+
+    /// Where a document holds an empty field name (`{"": 1}`, `{"a": [{"": 1}]}`): the dotted path
+    /// of the field that holds it ("" at the top level), or nil. The driver refuses such a
+    /// document before sending it, which would otherwise read as a server fault.
+    static func emptyKeyPath(in document: BSONDocument, at prefix: String = "") -> String? {
+        func inValue(_ value: BSONValue, _ path: String) -> String? {
+            switch value {
+            case .document(let d): return emptyKeyPath(in: d, at: path)
+            case .array(let items):
+                for (i, item) in items.enumerated() { if let p = inValue(item, path + ".\(i)") { return p } }
+                return nil
+            default: return nil
+            }
+        }
+        for (key, value) in document {
+            if key.isEmpty { return prefix }
+            if let p = inValue(value, prefix.isEmpty ? key : prefix + "." + key) { return p }
+        }
+        return nil
     }
 
     /// Only JSON media types (`application/json`, `…+json`) in UTF-8: `text/plain`, form and

@@ -97,7 +97,8 @@ enum ExpressJSON {
     /// (`toJSON` gives null there).
     static func isoString(_ date: BSONDate) -> String? {
         let ms = date.millisecondsSinceEpoch
-        guard abs(ms) <= 8_640_000_000_000_000 else { return nil }
+        // `abs(Int64.min)` would trap: magnitude does not.
+        guard ms.magnitude <= 8_640_000_000_000_000 else { return nil }
         var days = ms / 86_400_000
         var rem = ms % 86_400_000
         if rem < 0 { rem += 86_400_000; days -= 1 }

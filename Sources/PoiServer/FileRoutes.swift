@@ -67,6 +67,7 @@ struct FileRoutes: Sendable {
         var stager = try await Stager.open(directory: store.stagingDirectory, name: store.stagedFileName(),
                                            limit: configuration.maxUpload, pool: store.diskPool)
         let parser = MultipartParser(boundary: boundary)
+        var guardian = MultipartGuard(boundary: boundary)
         let part = MultipartFilePart()
         part.install(on: parser)
         var received = 0
@@ -76,6 +77,9 @@ struct FileRoutes: Sendable {
                 for try await chunk in request.body {
                     received += chunk.readableBytes
                     guard received <= configuration.maxUpload else { throw APIError.payloadTooLarge(limit: configuration.maxUpload) }
+                    guard guardian.admits(chunk) else {
+                        throw APIError.badRequest("malformed multipart/form-data body: a part's header name is not ASCII")
+                    }
                     do { try parser.execute(chunk) } catch { throw APIError.badRequest("malformed multipart/form-data body") }
                     if part.found && !typed {
                         typed = true

@@ -18,7 +18,7 @@ enum HTTPDate {
     static func parse(_ text: String) -> Int64? {
         let f = text.split(separator: " ")
         guard f.count == 6, f[5] == "GMT", let day = Int32(f[1]), let monthIndex = months.firstIndex(of: String(f[2])),
-              let year = Int32(f[3]) else { return nil }
+              let year = Int32(f[3]), (1900...9999).contains(year) else { return nil }  // year - 1900 must not overflow
         let hms = f[4].split(separator: ":").compactMap { Int32($0) }
         guard hms.count == 3 else { return nil }
         var parts = tm()
