@@ -87,6 +87,7 @@ public final class CSVPlaceReader {
             }
         }
         header = names
+        tokenizer.recordWidth = names.count
         var roles = options.mapping.plan(header: names)
         if options.isRejectsFile && names.suffix(3).map(trimWhitespace) == CSVPlaceReader.rejectsReasonColumns {
             roles.replaceSubrange((roles.count - 3)..., with: repeatElement(.ignored, count: 3))
@@ -283,7 +284,9 @@ public final class CSVPlaceReader {
             record += 1
             batch.records.append(RawCSVBatch.Record(record: record, line: info.line, firstField: first,
                                                     fieldCount: batch.ends.count - first, overflowed: info.overflowed,
-                                                    unterminatedQuote: info.unterminatedQuote, rawKept: info.rawKept,
+                                                    unterminatedQuote: info.unterminatedQuote, joinedLines: info.joinedLines,
+                                                    textAfterQuote: info.textAfterQuote,
+                                                    rawKept: info.rawKept,
                                                     lineEndLength: UInt8(info.lineEndLength)))
             if keepRaw { batch.rawEnds.append(batch.raw.count) }
         }
@@ -305,6 +308,8 @@ struct RawCSVBatch: Sendable {
         var fieldCount: Int
         var overflowed: Bool
         var unterminatedQuote: Bool
+        var joinedLines: JoinedLines?
+        var textAfterQuote: Int?
         /// The record's raw bytes are in `raw` (they end at `rawEnds[k]`).
         var rawKept: Bool
         var lineEndLength: UInt8
@@ -373,7 +378,7 @@ struct CSVRecordConverter: Sendable {
     /// categories, id or extra value.) Tests and the fuzz oracle compare both paths.
     @inline(__always)
     private func certainlyValid(_ r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> Bool {
-        if r.unterminatedQuote || r.overflowed || r.fieldCount != roles.count { return false }
+        if r.unterminatedQuote || r.overflowed || r.joinedLines != nil || r.textAfterQuote != nil || r.fieldCount != roles.count { return false }
         let first = r.firstField
         let recordStart = first == 0 ? 0 : ends[first - 1]
         let recordEnd = ends[first + r.fieldCount - 1]
@@ -443,6 +448,18 @@ struct CSVRecordConverter: Sendable {
             return reject(nil, "unterminated quoted field (the file ends inside quotes opened in this record; "
                           + "if \" is plain text in this file, read it with quoting off)")
         }
+        if let j = r.joinedLines {
+            let last = r.line + j.lines - 1
+            return reject(j.field < header.count ? header[j.field] : nil,
+                          "quoted field spans \(j.lines) lines holding \(j.quotedDelimiters) delimiters "
+                          + "(lines \(r.line)–\(last) were read as one record; \(j.wholeRecordLines) of them are "
+                          + "records by themselves); if \" is plain text in this file, read it with --quote none")
+        }
+        if let k = r.textAfterQuote {
+            return reject(k < header.count ? header[k] : nil,
+                          "text follows the closing quote of a quoted value (as in \"Bo\" Hill), so its quotes would be "
+                          + "lost; if \" is plain text in this file, read it with --quote none")
+        }
         if r.overflowed {
             return reject(nil, "record exceeds the limit of \(limits.maxRecordBytes) bytes or \(limits.maxFields) fields")
         }
@@ -475,7 +492,10 @@ struct CSVRecordConverter: Sendable {
         }
         switch PlaceValidator.validate(draft) {
         case .success(let p): return .place(p, raw: rawRecord())
-        case .failure(let rej): return .reject(rej, raw: rawRecord())
+        case .failure(var rej):
+            // A short row's missing cells read as empty: say how short, the likelier cause.
+            if count < roles.count { rej.reason += " (the row has \(count) of \(roles.count) fields)" }
+            return .reject(rej, raw: rawRecord())
         }
     }
 

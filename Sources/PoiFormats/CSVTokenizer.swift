@@ -64,6 +64,15 @@ public final class CSVTokenizer {
     public enum Limit: Sendable { case fields, bytes }
     /// The file ended inside a quoted field.
     public private(set) var unterminatedQuote = false
+    /// Quotes joined physical lines that each look like a record of their own (see
+    /// `JoinedLines`); nil for every ordinary record.
+    public private(set) var joinedLines: JoinedLines?
+    /// Index of the first field of the current record where text follows its closing quote.
+    public private(set) var textAfterQuote: Int?
+    /// Fields a record is expected to have (the header's or the given column names' count), set
+    /// by the reader once it knows: it is what tells a quoted line break that belongs to a value
+    /// from one that swallowed whole records. 0: unknown, never checked.
+    public var recordWidth = 0
     /// The current record's bytes as in the input, from its first byte to the end of its line end
     /// (empty when it went over the limits: see `RecordInfo.rawKept`).
     public private(set) var raw: [UInt8] = []
@@ -84,7 +93,33 @@ public final class CSVTokenizer {
             if try source.read(appendingTo: &buf) == 0 { eof = true }
         }
         if buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF { pos = 3; hasBOM = true }
-        delim = delimiter ?? detectDelimiter(window)
+        if let (named, length) = excelSeparatorLine() {
+            // Excel's `sep=;` first line names the delimiter, and Excel shows no row for it; the
+            // header is on the next line (line numbers stay physical).
+            excelSeparator = named
+            pos += length
+            if buf[pos - 1] == 0x0D { pendingCR = true }  // its LF may be in the next chunk
+            line = 2
+            delim = delimiter ?? named
+        } else {
+            delim = delimiter ?? detectDelimiter(window)
+        }
+    }
+
+    /// The delimiter an Excel `sep=X` first line named (that line is not a record), or nil.
+    public private(set) var excelSeparator: UInt8?
+
+    /// `sep=X` and a line end at `pos`: X and the line's length, line end included.
+    private func excelSeparatorLine() -> (UInt8, Int)? {
+        let b = buf[pos...]
+        guard b.count >= 6 else { return nil }
+        let s = b.startIndex
+        guard b[s] | 0x20 == 0x73, b[s + 1] | 0x20 == 0x65, b[s + 2] | 0x20 == 0x70, b[s + 3] == 0x3D else { return nil }
+        let x = b[s + 4]
+        guard x != 0x0A && x != 0x0D && x != 0x22 && x < 0x80 else { return nil }
+        if b[s + 5] == 0x0A { return (x, 6) }
+        guard b[s + 5] == 0x0D else { return nil }
+        return (x, b.count > 6 && b[s + 6] == 0x0A ? 7 : 6)
     }
 
     public var fieldCount: Int { ends.count }
@@ -174,6 +209,8 @@ public final class CSVTokenizer {
         overflowed = record.overflowed
         firstLimitCrossed = record.firstLimitCrossed
         unterminatedQuote = record.unterminatedQuote
+        joinedLines = record.joinedLines
+        textAfterQuote = record.textAfterQuote
         lineEndLength = record.lineEndLength
     }
 
@@ -183,6 +220,9 @@ public final class CSVTokenizer {
         var overflowed: Bool
         var firstLimitCrossed: Limit?
         var unterminatedQuote: Bool
+        var joinedLines: JoinedLines?
+        /// Index of the first field where text follows a closing quote (`"Bo" Hill`).
+        var textAfterQuote: Int?
         /// The record's raw bytes were appended (asked for, and the record is within the limits).
         var rawKept: Bool
         /// How many of the raw bytes are the line end (see `CSVTokenizer.lineEndLength`).
@@ -208,6 +248,7 @@ public final class CSVTokenizer {
         var overflowed = false
         var firstLimitCrossed: Limit?
         var unterminatedQuote = false
+        var textAfterQuote: Int?
         var recordLine = 0
         var state = State.fieldStart
         var started = false
@@ -236,8 +277,14 @@ public final class CSVTokenizer {
             if bytes.count > lastEnd { bytes.removeSubrange(lastEnd...) }
             // An over-limit record is rejected for its size; a part of it is no use to anyone.
             if overflowed && rawKept { rawKept = false; raw.removeSubrange(rawBase...) }
+            // Quoted line breaks are rare: only a record that has them is looked at again.
+            var joined: JoinedLines?
+            if !overflowed && recordWidth > 1 && JoinedLines.delimiters.contains(delim) && line - recordLine > (lineEnd > 0 ? 1 : 0) {
+                joined = JoinedLines.find(in: bytes, from: bytesBase, ends: ends[endsBase...], delimiter: delim,
+                                          recordWidth: recordWidth)
+            }
             return RecordInfo(line: recordLine, overflowed: overflowed, firstLimitCrossed: firstLimitCrossed,
-                              unterminatedQuote: unterminatedQuote,
+                              unterminatedQuote: unterminatedQuote, joinedLines: joined, textAfterQuote: textAfterQuote,
                               rawKept: rawKept, lineEndLength: lineEnd)
         }
 
@@ -328,10 +375,15 @@ public final class CSVTokenizer {
                             appendByte(b)
                         }
                     case .quoteInQuoted:
-                        if p[i] == 0x22 { appendByte(0x22); state = .quoted; i += 1 }
+                        let b = p[i]
+                        if b == 0x22 { appendByte(0x22); state = .quoted; i += 1 }
                         else {
-                            // Closing quote; anything but a delimiter/line end is kept literally
-                            // (lenient, like Python's csv).
+                            // Closing quote. Text right after it (`"Bo" Hill`) is kept, as Python's
+                            // csv keeps it, but the record is marked: it is what a file whose
+                            // quotes are text looks like, and the quotes are gone from the value.
+                            if b != delim && b != 0x0A && b != 0x0D && textAfterQuote == nil {
+                                textAfterQuote = ends.count - endsBase
+                            }
                             state = .unquoted
                         }
                     }
@@ -395,6 +447,68 @@ public final class CSVTokenizer {
                 return finish(lineEnd: lineEnd)
             }
         }
+    }
+}
+
+/// A record whose quoted fields joined physical lines that each hold a whole record's worth of
+/// delimiters: what a file that does not quote looks like when read as CSV. GeoNames writes
+/// names such as `"Bo" Hill` with a bare quote at a field's start; read as RFC 4180, that quote
+/// pairs with the next bare one, lines or thousands of lines later, and every row between them
+/// vanishes into one field while the first row takes the last one's coordinates — a silent
+/// merge. (Only a quote that never closes reaches the end of the file and is seen as
+/// unterminated.) A value with real line breaks rarely puts a record's worth of delimiters on
+/// every line of its record, and a merge always does, so that is the test; such records are
+/// rejected, never merged.
+///
+/// Only for delimiters that prose does not use (tab, `|`): in a comma or semicolon file a
+/// description's line of prose can hold a record's worth of delimiters, and there quotes are
+/// standard; a bare quote in such a file still shows as text after a closing quote or as an
+/// unterminated field.
+public struct JoinedLines: Sendable, Equatable {
+    static let delimiters: [UInt8] = [0x09, 0x7C]
+
+    /// Physical lines the record spans.
+    public var lines: Int
+    /// Of them, the lines that hold at least `recordWidth - 1` delimiters (a record by itself).
+    public var wholeRecordLines: Int
+    /// Delimiters inside the record's quoted values.
+    public var quotedDelimiters: Int
+    /// Index of the first field that holds a line break.
+    public var field: Int
+
+    /// Looks at the fields of one record (`ends`, offsets into `bytes`, starting at `from`). Field
+    /// content holds delimiters and line breaks only where they were quoted; a field boundary is a
+    /// delimiter outside quotes.
+    static func find(in bytes: [UInt8], from: Int, ends: ArraySlice<Int>, delimiter: UInt8, recordWidth: Int) -> JoinedLines? {
+        var lines = 1, whole = 0, quoted = 0, onLine = 0
+        var field = -1
+        var start = from
+        var previous: UInt8 = 0
+        for (k, end) in ends.enumerated() {
+            for i in start..<end {
+                let b = bytes[i]
+                if b == delimiter {
+                    onLine += 1
+                    quoted += 1
+                } else if b == 0x0A || b == 0x0D {
+                    if b == 0x0A && previous == 0x0D { previous = b; continue }
+                    if onLine >= recordWidth - 1 { whole += 1 }
+                    onLine = 0
+                    lines += 1
+                    if field < 0 { field = k }
+                }
+                previous = b
+            }
+            previous = 0
+            if k < ends.count - 1 { onLine += 1 }
+            start = end
+        }
+        if onLine >= recordWidth - 1 { whole += 1 }
+        // Every line, not two: a CSV whose last column holds prose has a first line that is
+        // whole by its separators alone, and a line of prose may hold enough commas; every line
+        // of a multi-line value doing so is rare, and every line of a merge does.
+        guard lines > 1 && whole == lines else { return nil }
+        return JoinedLines(lines: lines, wholeRecordLines: whole, quotedDelimiters: quoted, field: max(0, field))
     }
 }
 

@@ -287,6 +287,10 @@ public final class GeoJSONReader {
                 }
                 switch try scanValue() {
                 case .value(let r):
+                    if key == "crs", case .success(let crs) = parse(r, maxDepth: 4), let name = Self.foreignCRSName(crs) {
+                        // Every feature would be rejected as out of range; the file's own word says why.
+                        throw .foreignCRS(file: file, name: name)
+                    }
                     // Only members a Feature needs are kept: foreign members can't pile up.
                     guard ["type", "id", "geometry", "properties"].contains(key) else { continue }
                     switch parse(r, maxDepth: options.limits.maxDepth) {
@@ -356,6 +360,18 @@ public final class GeoJSONReader {
     deinit {
         // A conversion still running writes into a queue it keeps alive; wait so no work outlives us.
         inflight?.wait()
+    }
+
+    /// The name a 2008-GeoJSON `crs` member gives (`{"type":"name","properties":{"name":…}}`) when
+    /// it is not WGS 84 longitude/latitude (CRS84, EPSG:4326 in any of its spellings); nil for those,
+    /// and for a member that names nothing.
+    static func foreignCRSName(_ crs: JSONValue) -> String? {
+        guard case .object(let o) = crs, case .object(let props)? = o["properties"],
+              case .string(let name)? = props["name"] else { return nil }
+        let n = name.uppercased()
+        let wgs84 = n.hasSuffix("CRS84") || n.hasSuffix(":4326") || n.hasSuffix("::4326") || n == "EPSG:4326"
+            || n.hasSuffix("/4326")
+        return wgs84 ? nil : String(name.prefix(80))
     }
 
     /// A top-level object ended: a Feature (single or in a sequence) yields a place or reject;
@@ -532,6 +548,18 @@ struct FeatureMapper: Sendable {
             guard case .array(let c)? = g["coordinates"], c.count >= 2 else {
                 return reject("geometry", "Point coordinates must be [longitude, latitude]")
             }
+            // RFC 7946 positions are numbers: a string ("2,5") is refused, as ogr2ogr does, not
+            // coerced (text coordinates are a CSV and properties matter). Both are named.
+            let wrong = [("longitude", c[0]), ("latitude", c[1])].filter { $0.1.doubleValue == nil }
+            if !wrong.isEmpty {
+                return reject("geometry", "Point coordinates must be numbers (RFC 7946): " + wrong.map { name, value in
+                    switch value {
+                    case .string(let s): return "\(name) is the string \"\(s.prefix(40))\""
+                    case .null: return "\(name) is null"
+                    default: return "\(name) is \(value.typeName == "boolean" ? "a" : "an") \(value.typeName)"
+                    }
+                }.joined(separator: ", "))
+            }
             draft.longitude = c[0]
             draft.latitude = c[1]
             // Altitude (RFC 7946 §3.1.1), kept; further values are ignored, as the RFC allows.
@@ -557,7 +585,11 @@ struct FeatureMapper: Sendable {
                     draft.extra.append(m.key, m.value)
                     continue
                 }
-                if let field = field(forProperty: m.key, cache: &cache), !taken.contains(field),
+                let mapped = field(forProperty: m.key, cache: &cache)
+                // A null alias is absent: `"tags": null` must not take the categories from a
+                // `category` property after it. (A null field is absent anyway.)
+                if m.value == .null, let mapped, !taken.contains(mapped) { continue }
+                if let field = mapped, !taken.contains(field),
                    field != .latitude, field != .longitude, !(field == .id && draft.id != nil) {
                     // An optional text field given a non-string (an `address` object): the value
                     // is kept under extra as it is, rather than losing the feature.

@@ -18,7 +18,7 @@ public struct GeoJSONFeature: Sendable, Hashable {
     }
 
     /// The feature `poi convert` writes: properties `name`, `placename`, `details`,
-    /// `categories`, `image`, then `additional`, `importKey`, the place's own PoiKit properties
+    /// `categories` (when there are any), `image`, then `additional`, `importKey`, the place's own PoiKit properties
     /// (`Place.poiKitProperties`, as read), then the `extra` members. Absent optional fields are
     /// omitted. An extra is written under `PoiKitProperties.propertyName(forExtra:)`: its own
     /// name, or "name (extra)" when a reader would take its name for something else.
@@ -27,7 +27,9 @@ public struct GeoJSONFeature: Sendable, Hashable {
         props.append("name", .string(place.name))
         if let v = place.placename { props.append("placename", .string(v)) }
         if let v = place.details { props.append("details", .string(v)) }
-        props.append("categories", .array(place.categories.map(JSONValue.string)))
+        // Absent when there are none: a file converted keeps what it was given, and an import
+        // reads no categories as an empty list anyway.
+        if !place.categories.isEmpty { props.append("categories", .array(place.categories.map(JSONValue.string))) }
         if let v = place.image { props.append("image", .string(v)) }
         for m in additional where !props.contains(m.key) { props.append(m.key, m.value) }
         props.append("importKey", .string(place.importKey))

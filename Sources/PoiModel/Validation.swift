@@ -74,20 +74,43 @@ public enum PlaceValidator {
             return reject(.name, "name must be a string, got \(v.typeName)")
         }
         // coordinates
-        let lon: Double, lat: Double
-        switch number(d.longitude, PlaceField.longitude) {
-        case .success(let v): lon = v
-        case .failure(let r): return reject(.longitude, r.message)
-        }
-        switch number(d.latitude, PlaceField.latitude) {
-        case .success(let v): lat = v
-        case .failure(let r): return reject(.latitude, r.message)
-        }
+        // Both values are looked at before a reject, so it names every problem, with each value
+        // as written (`95`, not `95.0`), and says when the pair fits only the other way round.
+        let lonResult = number(d.longitude, PlaceField.longitude), latResult = number(d.latitude, PlaceField.latitude)
+        var problems: [(PlaceField, String)] = []
+        if case .failure(let r) = lonResult { problems.append((.longitude, r.message)) }
+        if case .failure(let r) = latResult { problems.append((.latitude, r.message)) }
         let coordinate: Coordinate
-        do {
-            coordinate = try Coordinate.validated(longitude: lon, latitude: lat)
-        } catch {
-            return reject(error.field, error.message)
+        if case .success(let lon) = lonResult, case .success(let lat) = latResult {
+            do {
+                coordinate = try Coordinate.validated(longitude: lon, latitude: lat)
+            } catch {
+                func written(_ v: JSONValue?, _ x: Double) -> String {
+                    switch v {
+                    case .string(let s)?: return String(trimWhitespace(s).prefix(40))
+                    case .integer(let i)?: return String(i)
+                    case .bigInteger(let t)?: return t
+                    default: return x == x.rounded() && abs(x) < 1e15 ? String(Int64(x)) : "\(x)"
+                    }
+                }
+                let lonText = written(d.longitude, lon), latText = written(d.latitude, lat)
+                if !lon.isFinite || !(-180.0...180.0).contains(lon) {
+                    problems.append((.longitude, lon.isFinite ? "longitude \(lonText) out of range [-180, 180]"
+                                                              : "longitude \(lonText) is not a finite number"))
+                }
+                if !lat.isFinite || !(-90.0...90.0).contains(lat) {
+                    problems.append((.latitude, lat.isFinite ? "latitude \(latText) out of range [-90, 90]"
+                                                             : "latitude \(latText) is not a finite number"))
+                }
+                if problems.isEmpty { return reject(error.field, error.message) }
+                var message = problems.map(\.1).joined(separator: "; ")
+                if (-90.0...90.0).contains(lon) && (-180.0...180.0).contains(lat) {
+                    message += " (looks swapped: latitude \(lonText), longitude \(latText) would fit; check which column is which)"
+                }
+                return reject(problems[0].0, message)
+            }
+        } else {
+            return reject(problems[0].0, problems.map(\.1).joined(separator: "; "))
         }
         var altitude: Double?
         switch d.altitude {
@@ -126,12 +149,9 @@ public enum PlaceValidator {
                 guard case .string(let s) = item else {
                     return reject(.categories, "categories must be strings, got \(item.typeName)")
                 }
-                // An array element may itself be "a;b": split the same way as CSV text.
-                if Categories.containsSeparator(s, d.categorySeparators) {
-                    strings.append(contentsOf: Categories.parse(s, separators: d.categorySeparators))
-                } else {
-                    strings.append(s)
-                }
+                // A list is a list: its items are categories as given, `Fish | Chips` included
+                // (splitting them again broke export → import of an app's own categories).
+                strings.append(s)
             }
             categories = Categories.normalize(strings)
         case let v?: return reject(.categories, "categories must be a string or an array of strings, got \(v.typeName)")

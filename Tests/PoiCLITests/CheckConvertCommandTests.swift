@@ -17,7 +17,7 @@ import Testing
     @Test func checkSamplesListsEachRejectAndExits1() throws {
         let r = try PoiProcess.run(["check", Self.placesCSV, Self.landmarks])
         #expect(r.status == 1, "stderr: \(r.stderr)")
-        #expect(r.stdout.contains("places.csv:22: record 20: latitude: latitude 95.0 out of range [-90, 90]\n"))
+        #expect(r.stdout.contains("places.csv:22: record 20: latitude: latitude 95 out of range [-90, 90] (looks swapped: latitude 10, longitude 95 would fit; check which column is which)\n"))
         #expect(r.stdout.contains("places.csv:23: record 21: longitude: longitude \"abc\" is not a number\n"))
         #expect(r.stdout.contains("landmarks.geojson: feature 12 (record 13): geometry: geometry type LineString not supported, Point required\n"))
         #expect(r.stdout.contains("places.csv: 19 valid, 3 rejected\n"))

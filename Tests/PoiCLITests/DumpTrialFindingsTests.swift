@@ -81,7 +81,7 @@ import Testing
         let lines = rejects.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 3, "\(rejects)")
         #expect(lines[0] == Self.geonamesColumns.replacingOccurrences(of: ",", with: "\t") + "\t_line\t_field\t_reason")
-        #expect(lines[1] == bad.dropLast() + "\t3\tlatitude\tlatitude 95.0 out of range [-90, 90]")
+        #expect(lines[1] == bad.dropLast() + "\t3\tlatitude\tlatitude 95.0 out of range [-90, 90] (looks swapped: latitude 20.0, longitude 95.0 would fit; check which column is which)")
         // Fixed, it reads back with the same quoting (the header is there now).
         try rejects.replacingOccurrences(of: "\t95.0\t", with: "\t45.0\t")
             .write(toFile: ws.path("allCountries.rejects.csv"), atomically: true, encoding: .utf8)

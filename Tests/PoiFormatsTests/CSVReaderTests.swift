@@ -27,7 +27,7 @@ import PoiModel
         #expect(rejects[0].source.line == 5)
         #expect(rejects[0].source.record == 3)
         #expect(rejects[0].field == "latitude")
-        #expect(rejects[0].reason == "latitude 95.0 out of range [-90, 90]")
+        #expect(rejects[0].reason == "latitude 95 out of range [-90, 90] (looks swapped: latitude 4, longitude 95 would fit; check which column is which)")
     }
 
     @Test(arguments: [(";", "48,85", "2,35"), ("\t", "48.85", "2.35"), ("|", "48.85", "2.35")])
@@ -54,7 +54,7 @@ import PoiModel
         #expect(places.count == 1)
         #expect(places[0].categories == ["a", "b"])
         #expect(rejects.count == 1)
-        #expect(rejects[0].reason == "latitude \"abc\" is not a number")
+        #expect(rejects[0].reason == "latitude \"abc\" is not a number (the row has 3 of 4 fields)")
     }
 
     @Test func unicodeNames() throws {
@@ -86,9 +86,9 @@ import PoiModel
             "latitude \"Infinity\" is not a number",
             "latitude \"abc\" is not a number",
             "latitude is empty",
-            "latitude 95.0 out of range [-90, 90]",
-            "longitude 181.0 out of range [-180, 180]",
-            "latitude inf is not a finite number",
+            "latitude 95 out of range [-90, 90] (looks swapped: latitude 20, longitude 95 would fit; check which column is which)",
+            "longitude 181 out of range [-180, 180]",
+            "latitude 1e400 is not a finite number",
         ])
         #expect(rejects.map { $0.source.line! } == [3, 4, 5, 6, 7, 8, 9])
     }

@@ -86,7 +86,7 @@ import PoiModel
         #expect(places.map(\.name) == ["A", "B"])
         #expect(places.map(\.details) == [nil, "d"])
         #expect(places.first?.extra.isEmpty == true)
-        #expect(rejects.map(\.reason) == ["longitude is empty"])
+        #expect(rejects.map(\.reason) == ["longitude is empty (the row has 2 of 5 fields)"])
     }
 
     /// A row of nothing but delimiters is skipped like a blank line.

@@ -32,7 +32,7 @@ private let point = "{\"type\":\"Point\",\"coordinates\":[2.35,48.85]}"
             "geometry null, Point required",
             "geometry missing, Point required",
             "id must be a string or a number, got object",
-            "longitude 200.0 out of range [-180, 180]",
+            "longitude 200 out of range [-180, 180]",
         ])
         #expect(rejects.map { $0.source.feature! } == [2, 3, 4, 5, 6])
         #expect(places.map { $0.source.feature! } == [0, 1, 7])

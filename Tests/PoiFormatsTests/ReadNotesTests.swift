@@ -81,7 +81,7 @@ import PoiModel
                           source: PlaceSource(file: "f.csv", record: 1, position: .line(2)), poiKitProperties: own)
         let feature = GeoJSONFeature(place: place)
         let keys = feature.properties.members.map(\.key)
-        #expect(Array(keys.prefix(8)) == ["name", "categories", "importKey", "imageId", "created_at", "_source", "created_at (extra)", "updated_at (extra)"])
+        #expect(Array(keys.prefix(8)) == ["name", "importKey", "imageId", "created_at", "_source", "created_at (extra)", "updated_at (extra)", "imageId (extra)"])
         #expect(keys.contains("Image Path (extra)") && keys.contains("a (extra) (extra)") && keys.contains("opening_hours") && keys.contains("source") && keys.contains("x2"))
         var w = GeoJSONWriter(sink: MemorySink())
         try w.write(feature)

@@ -28,9 +28,9 @@ private func draft(name: JSONValue? = .string("Café"), lon: JSONValue? = .strin
         ("abc", "latitude \"abc\" is not a number"),
         ("", "latitude is empty"),
         ("   ", "latitude is empty"),
-        ("95", "latitude 95.0 out of range [-90, 90]"),
-        ("-90.0000001", "latitude -90.0000001 out of range [-90, 90]"),
-        ("1e400", "latitude inf is not a finite number"),
+        ("95", "latitude 95 out of range [-90, 90] (looks swapped: latitude 2.35, longitude 95 would fit; check which column is which)"),
+        ("-90.0000001", "latitude -90.0000001 out of range [-90, 90] (looks swapped: latitude 2.35, longitude -90.0000001 would fit; check which column is which)"),
+        ("1e400", "latitude 1e400 is not a finite number"),
         ("0x1p3", "latitude \"0x1p3\" is not a number"),
         ("12.5abc", "latitude \"12.5abc\" is not a number"),
     ])
@@ -39,6 +39,18 @@ private func draft(name: JSONValue? = .string("Café"), lon: JSONValue? = .strin
         guard case .failure(let rej) = r else { Issue.record("accepted \(text)"); return }
         #expect(rej.field == "latitude")
         #expect(rej.reason == reason)
+    }
+
+    /// Both bad values named, each as written; a pair that fits the other way round says so.
+    @Test func bothCoordinatesAreNamedAsWritten() {
+        #expect(PlaceValidator.validate(draft(lon: .string("200"), lat: .string("-95.50"))).failureReason
+                == "longitude 200 out of range [-180, 180]; latitude -95.50 out of range [-90, 90]")
+        #expect(PlaceValidator.validate(draft(lon: .string("x"), lat: .string(""))).failureReason
+                == "longitude \"x\" is not a number; latitude is empty")
+        #expect(PlaceValidator.validate(draft(lon: .string("48.85"), lat: .string("120.5"))).failureReason
+                == "latitude 120.5 out of range [-90, 90] (looks swapped: latitude 48.85, longitude 120.5 would fit; check which column is which)")
+        #expect(PlaceValidator.validate(draft(lon: .integer(181), lat: .integer(1))).failureReason
+                == "longitude 181 out of range [-180, 180]")
     }
 
     @Test func rejectsBadLongitudeAndName() {
@@ -63,8 +75,9 @@ private func draft(name: JSONValue? = .string("Café"), lon: JSONValue? = .strin
         var d = draft()
         d.categories = .string(" cafe ; bakery|cafe;; |  ")
         #expect(try PlaceValidator.validate(d).get().categories == ["cafe", "bakery"])
-        d.categories = .array([.string("a"), .string("b;a"), .string(" ")])
-        #expect(try PlaceValidator.validate(d).get().categories == ["a", "b"])
+        // A list is a list: items are trimmed, empties and repeats dropped, never split again.
+        d.categories = .array([.string("a"), .string("b;a"), .string(" "), .string(" a ")])
+        #expect(try PlaceValidator.validate(d).get().categories == ["a", "b;a"])
         d.categories = .array([.string("a"), .integer(3)])
         #expect(PlaceValidator.validate(d).failureReason == "categories must be strings, got number")
     }

@@ -197,7 +197,13 @@ public enum PlaceDocument {
         else { return nil }
         var props: [JSONMember] = []
         func add(_ key: String) { if let v = doc[key] { props.append(JSONMember(key, json(v))) } }
-        for key in ["name", "placename", "details", "categories", "importKey", "imageId", "thumbnailId"] { add(key) }
+        for key in ["name", "placename", "details", "categories", "importKey", "imageId", "thumbnailId"] {
+            // The import stores a missing placename or details as "" (the app reads both as
+            // strings); the export leaves them out again, as the dump had them, and an import
+            // of the export stores "" once more: the round trip is unchanged.
+            if key == "placename" || key == "details", doc[key] == .string("") { continue }
+            add(key)
+        }
         if let imagePath { props.append(JSONMember("image", .string(imagePath))) }
         add("created_at")
         add("updated_at")

@@ -23,10 +23,10 @@ struct FieldMappingOptions: ParsableArguments {
                                valueName: "q"))
     var quote: Quote?
 
-    @Option(help: ArgumentHelp("Characters categories text is split on, e.g. ',' or ',;' (default ';|'). "
-                               + "Categories are split on ';' and '|' unless this says otherwise, then trimmed, "
-                               + "empties and repeats dropped; a cell or property holding a JSON array "
-                               + "(e.g. [\"a\",\"b\"]) is that list.",
+    @Option(help: ArgumentHelp("Characters categories text is split on, e.g. ',' or ',;' (default ';|'; '' "
+                               + "for no splitting). Categories are split on ';' and '|' unless this says "
+                               + "otherwise, then trimmed, empties and repeats dropped; a cell or property "
+                               + "holding a JSON array (e.g. [\"a\",\"b\"]) is that list, its items never split.",
                                valueName: "chars"))
     var categorySeparator: CategorySeparators?
 
@@ -119,9 +119,10 @@ struct FieldMappingOptions: ParsableArguments {
         whether or not the place has that property; every reader takes one " (extra)" off and \
         keeps the rest as extra.NAME, so an export imports back with extra unchanged.
 
-        Categories are split on ';' and '|' (not ','; --category-separator changes that), trimmed, \
-        with empties and repeats dropped; a cell or property holding a JSON array (["a","b"]) is \
-        that list. Coordinates are plain decimals ([+-]digits[.digits][e[+-]digits]); A lone \
+        Categories given as text are split on ';' and '|' (not ','; --category-separator changes \
+        that, and --category-separator '' keeps each text whole), trimmed, with empties and repeats \
+        dropped; a cell or property holding a JSON array (["a","b"]) is that list, its items never \
+        split again. Coordinates are plain decimals ([+-]digits[.digits][e[+-]digits]); A lone \
         decimal comma (1,234) is a decimal point, read as 1.234; NaN, Infinity, hex, out-of-range \
         values and values too small to be told from 0 (1e-400) are rejects. A GeoJSON altitude \
         (third position value) is kept. A CSV row with fewer cells than the header has the missing \
@@ -132,7 +133,8 @@ struct FieldMappingOptions: ParsableArguments {
         var bytes: [UInt8]
         init?(argument: String) {
             let chars = argument == "tab" ? "\t" : argument
-            guard !chars.isEmpty, chars.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x22 }) else { return nil }
+            // '' is no splitting at all: each text is one category.
+            guard chars.utf8.allSatisfy({ $0 < 0x80 && $0 != 0x22 }) else { return nil }
             bytes = Array(Set(chars.utf8)).sorted()
         }
     }

@@ -1,0 +1,105 @@
+import Testing
+@testable import PoiFormats
+import PoiModel
+
+/// Issue 28: what real third-party dumps hold, read as they mean it.
+@Suite struct RealDumpsTests {
+    /// A list is a list: its items are not split again, in GeoJSON or in a CSV cell.
+    @Test func categoriesGivenAsAListAreNotSplitAgain() throws {
+        let geojson = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"#
+            + #""properties":{"name":"A","categories":["Fish | Chips","Bar; Pub"," Bar; Pub ",""]}}"#
+        let (places, rejects) = try readAll(geojson + "\n", name: "a.geojsonl")
+        #expect(rejects.isEmpty)
+        #expect(places.map(\.categories) == [["Fish | Chips", "Bar; Pub"]])
+        let csv = "name,lat,lon,categories\nA,2,1,\"[\"\"Fish | Chips\"\",\"\"Bar; Pub\"\"]\"\nB,2,1,Fish | Chips;Bar\n"
+        let (rows, _) = try readAll(csv)
+        #expect(rows.map(\.categories) == [["Fish | Chips", "Bar; Pub"], ["Fish", "Chips", "Bar"]])
+    }
+
+    /// No separators: each text is one category.
+    @Test func noSeparatorsKeepsTextWhole() throws {
+        var options = ReadOptions()
+        options.categorySeparators = []
+        let (rows, _) = try readAll("name,lat,lon,categories\nB,2,1,Fish | Chips;Bar\n", options: options)
+        #expect(rows.map(\.categories) == [["Fish | Chips;Bar"]])
+    }
+
+    /// `"tags": null` does not take the categories from the `category` after it.
+    @Test func aNullAliasIsAbsent() throws {
+        let feature = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"#
+            + #""properties":{"name":"A","tags":null,"category":"cafe","description":null,"details":"d"}}"#
+        let (places, _) = try readAll(feature + "\n", name: "a.geojsonl")
+        #expect(places.map(\.categories) == [["cafe"]])
+        #expect(places.map(\.details) == ["d"])
+        #expect(places.first?.extra == JSONObject())
+    }
+
+    /// RFC 7946 positions are numbers; text is refused with both values named.
+    @Test func coordinatesAsStringsAreRefused() throws {
+        func feature(_ coordinates: String) -> String {
+            #"{"type":"Feature","geometry":{"type":"Point","coordinates":"# + coordinates + #"},"properties":{"name":"A"}}"# + "\n"
+        }
+        let (places, rejects) = try readAll(feature(#"["2,5","48"]"#) + feature(#"[2.5,"48"]"#) + feature("[true,null]")
+                                            + feature("[2.5,48]"), name: "a.geojsonl")
+        #expect(places.count == 1)
+        #expect(rejects.map(\.field) == ["geometry", "geometry", "geometry"])
+        #expect(rejects.map(\.reason) == [
+            #"Point coordinates must be numbers (RFC 7946): longitude is the string "2,5", latitude is the string "48""#,
+            #"Point coordinates must be numbers (RFC 7946): latitude is the string "48""#,
+            "Point coordinates must be numbers (RFC 7946): longitude is a boolean, latitude is null",
+        ])
+    }
+
+    /// Excel's `sep=;` first line names the delimiter and is no record; lines stay physical.
+    @Test(arguments: ["\n", "\r\n", "\r"]) func excelSeparatorLineIsHonoured(eol: String) throws {
+        let csv = ["sep=;", "name;lat;lon;note", "A;48,85;2,35;x,y", "B;95;2;z"].joined(separator: eol) + eol
+        for chunk in [1, 2, 5, 7, 1 << 16] {
+            let reader = try PlaceReader(source: ByteSource(bytes: Array(csv.utf8), name: "e.csv", chunkSize: chunk))
+            var places: [Place] = [], rejects: [Reject] = []
+            while let item = try reader.next() {
+                switch item {
+                case .place(let p, _): places.append(p)
+                case .reject(let r, _): rejects.append(r)
+                }
+            }
+            #expect(places.map(\.name) == ["A"], "chunk \(chunk)")
+            #expect(places.map(\.source.line) == [3], "chunk \(chunk)")
+            #expect(places.map { $0.extra["note"] } == [.string("x,y")])
+            #expect(rejects.map(\.source.line) == [4], "chunk \(chunk)")
+        }
+        _ = try readAll(csv, name: "e.csv")
+    }
+
+    /// A short row that fails says how short it is.
+    @Test func aShortRowSaysHowShort() throws {
+        let (_, rejects) = try readAll("name,lat,lon,a,b,c,d,e,f\nA,1\n")
+        #expect(rejects.map(\.reason) == ["longitude is empty (the row has 2 of 9 fields)"])
+    }
+
+    /// A pre-RFC 7946 file in a projected CRS is refused once, naming the CRS and the fix, rather
+    /// than every feature rejected as out of range; WGS 84 names pass.
+    @Test func aProjectedCRSIsNamed() throws {
+        func collection(_ crs: String) -> String {
+            #"{"type":"FeatureCollection","crs":{"type":"name","properties":{"name":""# + crs + #""}},"features":["#
+                + #"{"type":"Feature","geometry":{"type":"Point","coordinates":[521027.9,6283496.1]},"properties":{"name":"A"}}]}"#
+        }
+        #expect(throws: FormatError.foreignCRS(file: "l.geojson", name: "urn:ogc:def:crs:EPSG::2154")) {
+            _ = try readAll(collection("urn:ogc:def:crs:EPSG::2154"), name: "l.geojson")
+        }
+        #expect(FormatError.foreignCRS(file: "l.geojson", name: "urn:ogc:def:crs:EPSG::2154").description
+                == "l.geojson: coordinates are in urn:ogc:def:crs:EPSG::2154 (the file's crs member), not WGS 84 "
+                + "longitude/latitude as RFC 7946 requires; reproject first: ogr2ogr -t_srs EPSG:4326 -f GeoJSON out.geojson l.geojson")
+        for wgs84 in ["urn:ogc:def:crs:OGC:1.3:CRS84", "EPSG:4326", "urn:ogc:def:crs:EPSG::4326"] {
+            let (places, rejects) = try readAll(collection(wgs84), name: "w.geojson")
+            #expect(places.isEmpty && rejects.map(\.reason) == ["longitude 521027.9 out of range [-180, 180]; "
+                                                                  + "latitude 6283496.1 out of range [-90, 90]"], "\(wgs84)")
+        }
+    }
+
+    /// `poi convert` writes no empty categories list.
+    @Test func convertWritesNoEmptyCategories() throws {
+        let (places, _) = try readAll("name,lat,lon\nA,1,2\n")
+        let feature = GeoJSONFeature(place: try #require(places.first))
+        #expect(feature.properties.contains("categories") == false)
+    }
+}
