@@ -52,7 +52,11 @@ class Checks:
 class Server:
     """A SecantusDB server of our own on a free port, stoppable and restartable (same data)."""
 
-    def __init__(self, data_dir):
+    def __init__(self, data_dir, replica_set=False, test_commands=False):
+        # replica_set: the primary of the one-member set `secantus` (retryable writes, elections'
+        # error codes); test_commands: the `failCommand` fail point the drivers' tests use.
+        self.topology = [] if replica_set else ["--standalone"]
+        self.topology += ["--enable-test-commands"] if test_commands else []
         self.data_dir = data_dir
         os.makedirs(data_dir, exist_ok=True)
         self.config = os.path.join(data_dir, "empty.toml")
@@ -68,7 +72,7 @@ class Server:
         log = open(os.path.join(self.data_dir, "server.log"), "ab")
         self.proc = subprocess.Popen(
             [os.path.join(ROOT, ".venv/bin/secantusd-py"), "--host", "127.0.0.1", "--port", str(self.port),
-             "--storage-path", os.path.join(self.data_dir, "db"), "--standalone", "--config", self.config],
+             "--storage-path", os.path.join(self.data_dir, "db"), "--config", self.config] + self.topology,
             stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
         import pymongo
         deadline = time.time() + 30

@@ -8,6 +8,10 @@
   3. uploads not writable: a full tmpfs, an immutable folder (chattr +i: root ignores chmod),
      a file where the folder should be -> exit 3, a clear message, nothing partial under a
      final name, no files document pointing at missing bytes.
+  4. a write-concern error (the `failCommand` fail point, on a replica-set primary) on one
+     insert of a GridFS import of photos bigger than a chunk, and of an uploads-folder import
+     -> exit 3 within seconds naming the write concern (libmongoc's upload loop once made it
+     run for ever), nothing dangling; a rerun completes with exact counts.
 
 Uses its own SecantusDB server (it has to stop and restart it). ROWS=... resizes the import.
 Ends with `fault-test: N passed, M failed`; exit status 1 when anything failed.
@@ -101,6 +105,7 @@ def main():
         server_stopped_mid_import(server, client, hostport, csv_path, work, rows, valid, with_image, checks)
         server_stopped_mid_export(server, client, hostport, work, checks)
         uploads_not_writable(server, client, work, checks)
+        write_concern_errors(work, rng, checks)
     finally:
         server.stop()
         for m in list(mounts_under(work)):
@@ -146,6 +151,58 @@ def server_stopped_mid_import(server, client, hostport, csv_path, work, rows, va
     checks.check(n_img == with_image, f"import rerun: places with an image == {with_image}", n_img)
     problems = ct.verify_store(db, uploads)
     checks.check(not problems, "import rerun: every image reference resolves and decodes", problems[:3])
+
+
+def write_concern_errors(work, rng, checks):
+    print("write-concern error on one insert (replica-set primary, failCommand)")
+    server = ct.Server(os.path.join(work, "server-rs"), replica_set=True, test_commands=True)
+    server.start()
+    try:
+        import pymongo
+        uri = server.uri + "/?replicaSet=secantus"
+        client = pymongo.MongoClient(uri)
+        # Photos over GridFS's 255 KiB chunk: the upload writes several chunks.
+        from PIL import Image
+        folder = os.path.join(work, "big-images")
+        os.makedirs(folder, exist_ok=True)
+        rows = ["id,name,lat,lon,image"]
+        for i in range(12):
+            path = os.path.join(folder, f"p{i}.jpg")
+            Image.effect_noise((900, 700), 40 + i).convert("RGB").save(path, quality=95)
+            rows.append(f"w{i},Photo {i},{i},{i},p{i}.jpg")
+        rows += [f"w{i},Place {i},{i % 80},{i % 170}," for i in range(12, 60)]
+        csv_path = os.path.join(work, "wce.csv")
+        open(csv_path, "w").write("\n".join(rows) + "\n")
+        for store, name in ((["--gridfs"], "wce_gridfs"), (["--uploads", os.path.join(work, "uploads-wce")], "wce_uploads")):
+            label = "gridfs" if store == ["--gridfs"] else "uploads"
+            client.admin.command({"configureFailPoint": "failCommand", "mode": {"times": 1},
+                                  "data": {"failCommands": ["insert"],
+                                           "writeConcernError": {"code": 64, "errmsg": "waiting for replication timed out"}}})
+            args = ["import", csv_path, "--images-dir", folder, "--uri", uri, "--db", name, "--quiet",
+                    "--server-timeout", str(TIMEOUT)] + store
+            started = time.time()
+            try:
+                code, out, err = ct.run_poi(args, timeout=60)
+            except subprocess.TimeoutExpired:
+                code, err = None, "still running after 60 s"
+            took = time.time() - started
+            client.admin.command({"configureFailPoint": "failCommand", "mode": "off"})
+            print(f"  {label}: poi exited {code} after {took:.1f}s; stderr: {err.strip()[-200:]}")
+            checks.check(code == 3, f"write concern ({label}): exit 3, never a hang", code)
+            checks.check("write concern error 64" in err and "may or may not be durable" in err and "run it again" in err,
+                         f"write concern ({label}): the message says what happened", err.strip()[-200:])
+            code, out, err = ct.run_poi(args + ["--json"], timeout=120)
+            s = json.loads(out) if out.strip().startswith("{") else {}
+            db = client[name]
+            checks.check(code == 0 and db.locations.count_documents({}) == 60,
+                         f"write concern ({label}): the rerun completes, 60 places", f"exit {code}, {err[-200:]}")
+            with_image = db.locations.count_documents({"imageId": {"$exists": True}})
+            checks.check(with_image == 12, f"write concern ({label}): 12 places with their photo", with_image)
+            code, out, err = ct.run_poi(["gc", "--uri", uri, "--db", name] + store, timeout=120)
+            checks.check(code == 0 and "consistent" in out + err, f"write concern ({label}): poi gc finds nothing to collect",
+                         (out + err).strip()[-300:])
+    finally:
+        server.stop()
 
 
 def make_places(db, n):

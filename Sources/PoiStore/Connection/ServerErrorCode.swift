@@ -42,6 +42,10 @@ public enum ServerErrorCode {
         14031,  // OutOfDiskSpace
     ])
 
+    /// Write-concern failures: the write reached the primary, but its durability (replication to
+    /// `w` members) is not known.
+    public static let writeConcern: Set<Int> = [64, 79, 100]
+
     /// Codes the retryable-writes specification lists as retryable: the primary stepped down or
     /// is shutting down, or the network failed between the server and a node it called.
     public static let retryable: Set<Int> = [

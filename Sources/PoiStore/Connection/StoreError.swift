@@ -43,6 +43,11 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
             return "cannot reach MongoDB at \(hosts): \(reason)"
         case .authentication(let hosts, let reason):
             return "authentication to MongoDB at \(hosts) failed: \(reason). Check the user name and password in the URI."
+        case .server(let code, let codeName, let message, _) where ServerErrorCode.writeConcern.contains(code):
+            // The write was sent and may be applied or not: say so, and what makes it whole.
+            return "MongoDB write concern error \(code)\(codeName.isEmpty ? "" : " (\(codeName))"): \(message); "
+                + "the primary applied the write but its replication is not confirmed, so it may or may not be durable; "
+                + "run it again once the replica set is healthy (an import reruns exactly: places by importKey, files by content)"
         case .server(let code, let codeName, let message, _):
             return "MongoDB error \(code)\(codeName.isEmpty ? "" : " (\(codeName))"): \(message)"
         case .network(let reason):
@@ -63,6 +68,13 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
         case .driver(_, _, let message):
             return "MongoDB driver error: \(message)"
         }
+    }
+
+    /// The write reached the primary and was applied there; whether it is durable on the
+    /// replica set is not known (`ServerErrorCode.writeConcern`).
+    public var isWriteConcernError: Bool {
+        if case .server(let code, _, _, _) = self { return ServerErrorCode.writeConcern.contains(code) }
+        return false
     }
 
     /// Errors worth retrying with backoff: the network blipped or the primary stepped down.

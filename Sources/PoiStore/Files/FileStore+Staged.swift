@@ -86,7 +86,7 @@ extension DiskUploads {
 }
 
 extension GridFSBucket {
-    /// Uploads the file at `path` as GridFS file `id`, 256 kB at a time.
+    /// Uploads the file at `path` as GridFS file `id`, one chunk per write (why: `upload(bytes:)`).
     public func upload(id: ObjectId, filename: String, contentsOf path: String) throws(StoreError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(path: path, reason: "cannot open: \(String(cString: strerror(errno)))") }
@@ -95,7 +95,7 @@ extension GridFSBucket {
             let db = mongoc_client_get_database(client, database)!
             defer { mongoc_database_destroy(db) }
             var error = bson_error_t()
-            let opts: BSONDocument = ["bucketName": .string(bucketName)]
+            let opts: BSONDocument = ["bucketName": .string(bucketName), "chunkSizeBytes": .int32(Self.chunkSize)]
             guard let bucket = LibBSON.withPointer(opts, { mongoc_gridfs_bucket_new(db, $0, nil, &error) }) else {
                 throw connection.storeError(error)
             }
@@ -106,19 +106,30 @@ extension GridFSBucket {
             guard let stream = mongoc_gridfs_bucket_open_upload_stream_with_id(bucket, &value, filename, nil, &error) else {
                 throw connection.storeError(error)
             }
-            var chunk = [UInt8](repeating: 0, count: 256 * 1024)
+            // Whole chunks only (a short read is filled up first): libmongoc inserts a chunk again
+            // without end when its insert failed inside a write that goes on past it.
+            var chunk = [UInt8](repeating: 0, count: Int(Self.chunkSize))
             var failed = false
-            while !failed {
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { failed = n < 0; break }
-                let w = chunk.withUnsafeMutableBytes { mongoc_stream_write(stream, $0.baseAddress, n, 0) }
-                if w != n { failed = true }
+            var streamError = bson_error_t()
+            var streamFailed = false
+            var atEnd = false
+            while !failed && !atEnd {
+                var filled = 0
+                while filled < chunk.count {
+                    let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+                    if n < 0 && errno == EINTR { continue }
+                    if n < 0 { failed = true }
+                    if n <= 0 { atEnd = true; break }
+                    filled += n
+                }
+                if failed || filled == 0 { break }
+                let w = chunk.withUnsafeMutableBytes { mongoc_stream_write(stream, $0.baseAddress, filled, 0) }
+                if mongoc_gridfs_bucket_stream_error(stream, &streamError) { streamFailed = true; failed = true }
+                if w != filled { failed = true }
             }
             if failed { _ = mongoc_gridfs_bucket_abort_upload(stream) }
             let closed = failed ? false : mongoc_stream_close(stream) == 0
-            var streamError = bson_error_t()
-            let streamFailed = mongoc_gridfs_bucket_stream_error(stream, &streamError)
+            if !streamFailed { streamFailed = mongoc_gridfs_bucket_stream_error(stream, &streamError) }
             mongoc_stream_destroy(stream)
             if streamFailed { throw connection.storeError(streamError) }
             guard closed else { throw StoreError.io(path: "gridfs:\(bucketName)/\(id.hex)", reason: "upload incomplete") }

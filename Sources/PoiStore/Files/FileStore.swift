@@ -249,8 +249,10 @@ extension FileStore {
         do {
             try filesCollection.insertOne(file.document)
         } catch {
-            // No document: the bytes would be an orphan.
-            _ = try? removeBytes(id: file.id, ext: ext)
+            // A write-concern error: the primary applied the insert, so the document names these
+            // bytes and they stay (a rerun finds them by content). Otherwise there is no
+            // document, and the bytes would be an orphan.
+            if !error.isWriteConcernError { _ = try? removeBytes(id: file.id, ext: ext) }
             throw error
         }
         return file

@@ -16,6 +16,8 @@ public struct GridFSBucket: Sendable {
     }
 
     private static let streamTimeoutMS: Int32 = 0  // 0: use the client's socketTimeoutMS
+    /// GridFS's default chunk size (255 KiB), given explicitly: uploads write one chunk at a time.
+    static let chunkSize: Int32 = 255 * 1024
 
     /// Runs `body` with a bucket bound to a pooled client.
     private func withBucket<R>(_ body: (OpaquePointer) throws(StoreError) -> R) throws(StoreError) -> R {
@@ -44,20 +46,42 @@ public struct GridFSBucket: Sendable {
         try withBucket { (bucket) throws(StoreError) in
             try Self.withValue(id) { (idValue) throws(StoreError) in
                 var error = bson_error_t()
-                let opts: BSONDocument? = metadata.map { ["metadata": .document($0)] }
-                let stream = LibBSON.withOptionalPointer(opts) {
+                var opts: BSONDocument = ["chunkSizeBytes": .int32(Self.chunkSize)]
+                if let metadata { opts.append("metadata", .document(metadata)) }
+                let stream = LibBSON.withPointer(opts) {
                     mongoc_gridfs_bucket_open_upload_stream_with_id(bucket, idValue, filename, $0, &error)
                 }
                 guard let stream else { throw connection.storeError(error) }
+                // One chunk per write, and the stream's error looked at after each. libmongoc
+                // (1.23 and later) ignores a failed chunk insert inside one write: the chunk stays
+                // in its full buffer, nothing more fits, and it inserts that chunk again without
+                // end. A write-concern error makes that certain — the chunk was applied, so every
+                // retry is a duplicate key — and an import sent data to the server for ever.
+                // Written a chunk at a time, the write returns after the failed insert, and the
+                // next write sees the error.
                 var written = 0
-                if !bytes.isEmpty {
-                    written = bytes.withUnsafeBytes { buf in
-                        mongoc_stream_write(stream, UnsafeMutableRawPointer(mutating: buf.baseAddress!), buf.count, Self.streamTimeoutMS)
+                var streamError = bson_error_t()
+                var failed = false
+                bytes.withUnsafeBytes { buf in
+                    var offset = 0
+                    while offset < buf.count {
+                        let n = min(Int(Self.chunkSize), buf.count - offset)
+                        let w = mongoc_stream_write(stream, UnsafeMutableRawPointer(mutating: buf.baseAddress! + offset), n,
+                                                    Self.streamTimeoutMS)
+                        if mongoc_gridfs_bucket_stream_error(stream, &streamError) { failed = true; break }
+                        guard w == n else { break }
+                        offset += n
+                        written += n
                     }
                 }
+                if failed {
+                    // The chunks written so far go (best effort: `poi gc` finds any left).
+                    _ = mongoc_gridfs_bucket_abort_upload(stream)
+                    mongoc_stream_destroy(stream)
+                    throw connection.storeError(streamError)
+                }
                 let closed = mongoc_stream_close(stream) == 0
-                var streamError = bson_error_t()
-                let failed = mongoc_gridfs_bucket_stream_error(stream, &streamError)
+                failed = mongoc_gridfs_bucket_stream_error(stream, &streamError)
                 mongoc_stream_destroy(stream)
                 if failed { throw connection.storeError(streamError) }
                 guard closed, written == bytes.count else {

@@ -11,7 +11,15 @@ public struct GridFSStore: FileStore {
     }
 
     public func storeBytes(_ bytes: [UInt8], id: ObjectId, ext: String) throws(StoreError) {
-        try bucket.upload(id: id, filename: id.hex + ext, bytes: bytes)
+        do {
+            try bucket.upload(id: id, filename: id.hex + ext, bytes: bytes)
+        } catch {
+            // A failed upload may have left chunks, or (a write-concern error on its `.files`
+            // insert) a whole GridFS file that no `files` document names: gone again, best
+            // effort (`poi gc` finds what is left when the server is gone too).
+            _ = try? removeBytes(id: id, ext: ext)
+            throw error
+        }
     }
 
     public func loadBytes(id: ObjectId, ext: String) throws(StoreError) -> [UInt8]? {
