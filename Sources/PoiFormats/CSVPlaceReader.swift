@@ -145,12 +145,15 @@ public final class CSVPlaceReader {
     /// the valid records to `valid` and passes each reject, in input order, to `onReject`. Accepts
     /// and rejects exactly what `next()` would, several times faster: see
     /// `CSVRecordConverter.certainlyValid`.
-    public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void) throws(FormatError) {
+    public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
+                                  onKey: ((String) -> Void)? = nil) throws(FormatError) {
         // Whatever `next()` already converted comes first.
         while true {
             while let item = ready.pop() {
                 switch item {
-                case .place: valid += 1
+                case .place(let p, _):
+                    valid += 1
+                    onKey?(p.importKey)
                 case .reject(let r, let raw): onReject(r, raw)
                 }
             }
@@ -171,6 +174,7 @@ public final class CSVPlaceReader {
             while let v = verdicts.pop() {
                 valid += v.valid
                 for (r, raw) in v.rejects { onReject(r, raw) }
+                if let onKey { for key in v.keys { onKey(key) } }
             }
             running = nil
         }
@@ -184,9 +188,9 @@ public final class CSVPlaceReader {
                 return
             }
             verdicts.reset(count: upcoming.count)
-            let conv = converter, batches = upcoming
+            let conv = converter, batches = upcoming, wantsKeys = onKey != nil
             running = Self.inBackground(batches.count, cores: parallelism) { i in
-                verdicts.set(i, conv.verdict(batches[i].batch))
+                verdicts.set(i, conv.verdict(batches[i].batch, keys: wantsKeys))
             }
             runningBatches = upcoming
         }
@@ -334,8 +338,8 @@ struct CSVRecordConverter: Sendable {
     let categorySeparators: [UInt8]
     /// The names came from `ReadOptions.columns`, not a header line (what a count mismatch says).
     var columnsGiven = false
-    /// Columns of the fields the validate-only fast path looks at.
-    private let nameColumn: Int, longitudeColumn: Int, latitudeColumn: Int
+    /// Columns of the fields the validate-only fast path looks at (-1: none).
+    private let nameColumn: Int, longitudeColumn: Int, latitudeColumn: Int, importKeyColumn: Int, idColumn: Int
 
     init(file: String, header: [String], roles: [ColumnRole], limits: ReadLimits,
          categorySeparators: [UInt8] = Categories.defaultSeparators) {
@@ -348,19 +352,27 @@ struct CSVRecordConverter: Sendable {
         nameColumn = roles.firstIndex(of: .field(.name)) ?? -1
         longitudeColumn = roles.firstIndex(of: .field(.longitude)) ?? -1
         latitudeColumn = roles.firstIndex(of: .field(.latitude)) ?? -1
+        importKeyColumn = roles.firstIndex(of: .field(.importKey)) ?? -1
+        idColumn = roles.firstIndex(of: .field(.id)) ?? -1
     }
 
     /// Validates every record of `batch` without building places: the count `convert` would
-    /// turn into places, and its rejects in order.
-    func verdict(_ batch: RawCSVBatch) -> CSVBatchVerdict {
+    /// turn into places, and its rejects in order; with `keys`, each valid record's import key.
+    func verdict(_ batch: RawCSVBatch, keys: Bool = false) -> CSVBatchVerdict {
         var result = CSVBatchVerdict()
         let raw = (batch.raw, batch.rawEnds)
         batch.bytes.withUnsafeBufferPointer { bytes in
             batch.ends.withUnsafeBufferPointer { ends in
                 for (k, r) in batch.records.enumerated() {
-                    if certainlyValid(r, bytes: bytes, ends: ends) { result.valid += 1; continue }
+                    if certainlyValid(r, bytes: bytes, ends: ends) {
+                        result.valid += 1
+                        if keys { result.keys.append(importKey(ofValid: r, bytes: bytes, ends: ends)) }
+                        continue
+                    }
                     switch convert(r, k, bytes: bytes, ends: ends, raw: raw) {
-                    case .place: result.valid += 1
+                    case .place(let p, _):
+                        result.valid += 1
+                        if keys { result.keys.append(p.importKey) }
                     case .reject(let reject, let raw): result.rejects.append((reject, raw))
                     }
                 }
@@ -398,6 +410,31 @@ struct CSVRecordConverter: Sendable {
         guard let lon = Self.plainDecimal(field(longitudeColumn)),
               let lat = Self.plainDecimal(field(latitudeColumn)) else { return false }
         return (try? Coordinate.validated(longitude: lon, latitude: lat)) != nil
+    }
+
+    /// The import key of a record `certainlyValid` vouched for, by the validator's rule
+    /// (`PlaceValidator.validate`): the trimmed `importKey` text, else the trimmed `id` text,
+    /// else derived from the trimmed name and the coordinate. CSV cells are text, so these are
+    /// the only cases; tests hold it to `next()`'s places' keys.
+    private func importKey(ofValid r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> String {
+        @inline(__always) func text(_ column: Int) -> String {
+            let k = r.firstField + column
+            let start = k == 0 ? 0 : ends[k - 1]
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<ends[k]]), as: UTF8.self)
+        }
+        for column in [importKeyColumn, idColumn] where column >= 0 && column < r.fieldCount {
+            let t = trimWhitespace(text(column))
+            if !t.isEmpty { return t }
+        }
+        let k = r.firstField
+        func decimal(_ column: Int) -> Double {
+            let start = k + column == 0 ? 0 : ends[k + column - 1]
+            return Self.plainDecimal(UnsafeBufferPointer(rebasing: bytes[start..<ends[k + column]])) ?? .nan
+        }
+        // certainlyValid checked both: validated() cannot fail here; it normalises -0 as the validator does.
+        let coordinate = (try? Coordinate.validated(longitude: decimal(longitudeColumn), latitude: decimal(latitudeColumn)))
+            ?? Coordinate(longitude: .nan, latitude: .nan)
+        return ImportKey.derived(name: trimWhitespace(text(nameColumn)), coordinate: coordinate)
     }
 
     /// An ASCII field read as `PlaceValidator` reads coordinate text: ASCII whitespace trimmed
@@ -525,6 +562,8 @@ struct CSVRecordConverter: Sendable {
 struct CSVBatchVerdict: Sendable {
     var valid = 0
     var rejects: [(Reject, RawRecord?)] = []
+    /// With keys asked for: each valid record's import key, in order.
+    var keys: [String] = []
 }
 
 enum ProcessInfoCores {

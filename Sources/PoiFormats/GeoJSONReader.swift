@@ -220,10 +220,13 @@ public final class GeoJSONReader {
     /// Inside a `features` array, batches are double-buffered: this thread frames the next batch
     /// while worker threads parse and map the previous one.
     /// The number of valid features left and each reject in order (see `PlaceReader`).
-    public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void) throws(FormatError) {
+    public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
+                                  onKey: ((String) -> Void)? = nil) throws(FormatError) {
         while let item = try next() {
             switch item {
-            case .place: valid += 1
+            case .place(let p, _):
+                valid += 1
+                onKey?(p.importKey)
             case .reject(let r, let raw): onReject(r, raw)
             }
         }

@@ -129,10 +129,13 @@ public final class PlaceReader {
     /// Validates the rest of the input without building places: adds the valid records to
     /// `valid` as it goes (so a read error midway leaves the count so far) and passes each
     /// reject in order to `onReject`. Same verdicts as iterating `next()`, for
-    /// `poi check`, which needs no places and is the faster for it.
-    public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void) throws(FormatError) {
-        if let csv { return try csv.validateRemaining(valid: &valid, onReject: onReject) }
-        try geojson!.validateRemaining(valid: &valid, onReject: onReject)
+    /// `poi check`, which needs no places and is the faster for it. With `onKey`, each valid
+    /// record's `importKey` (exactly the one its place would have) is passed in input order too:
+    /// what the key rule needs to find out whether any key repeats.
+    public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
+                                  onKey: ((String) -> Void)? = nil) throws(FormatError) {
+        if let csv { return try csv.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey) }
+        try geojson!.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey)
     }
 
     /// The next place or reject; nil at the end. Throws only when the file cannot be read.

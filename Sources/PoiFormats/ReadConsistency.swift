@@ -42,7 +42,15 @@ import PoiModel
         public var stalled: Bool
         /// The first raw record of `whole` that is not a slice of the input after the one before it.
         public var misplacedRaw: Int?
-        public var agree: Bool { whole == pieces && validatedAgrees && misplacedRaw == nil }
+        /// The import keys the validate-only read handed out (nil: not asked for).
+        public var validatedKeys: [String]? = nil
+        public var agree: Bool { whole == pieces && validatedAgrees && keysAgree && misplacedRaw == nil }
+
+        /// The keys `poi check` judges duplicates by are the keys of the places the full read built.
+        var keysAgree: Bool {
+            guard let validatedKeys else { return true }
+            return validatedKeys == whole.compactMap { if case .place(let p, _) = $0 { p.importKey } else { nil } }
+        }
 
         /// The validate-only read must find the same rejects (and the same error) as the full
         /// read, and count its places. Its places are all `.valid`, so compare them by count.
@@ -52,6 +60,10 @@ import PoiModel
         public var difference: String {
             if let k = misplacedRaw {
                 return "the raw bytes of item \(k) are not the input's, after the item before: \(String(describing: whole[k]))"
+            }
+            if whole == pieces && validatedAgrees && !keysAgree {
+                return "validating without building places hands out other import keys than the places': "
+                    + "\(String(describing: validatedKeys?.prefix(8)))"
             }
             if whole == pieces && !validatedAgrees {
                 let full = ReadConsistency.summary(whole)
@@ -94,12 +106,14 @@ import PoiModel
             whole = [.error(error)]
         }
         var validated: [Outcome] = []
+        var keys: [String] = []
         do {
             let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
             var valid = 0
             var failure: FormatError?
             do {
-                try reader.validateRemaining(valid: &valid) { r, raw in validated.append(.reject(r, raw)) }
+                try reader.validateRemaining(valid: &valid, onReject: { r, raw in validated.append(.reject(r, raw)) },
+                                             onKey: { keys.append($0) })
             } catch {
                 failure = error
             }
@@ -121,7 +135,7 @@ import PoiModel
             pieces = [.error(error)]
         }
         return Reads(whole: whole.map(sansOffset), pieces: pieces.map(sansOffset), validated: validated.map(sansOffset), stalled: stalled,
-                     misplacedRaw: misplacedRaw(whole, in: decodedBytes(bytes, name: name, options: options)))
+                     misplacedRaw: misplacedRaw(whole, in: decodedBytes(bytes, name: name, options: options)), validatedKeys: keys)
     }
 
     /// Members of a zip input looked at (a fuzzed central directory may list thousands).

@@ -26,67 +26,186 @@ public struct CheckSummary: Sendable, Encodable, Equatable {
     public var unreadable = 0
     /// Members of zip archives that are not dumps (a README…), not read.
     public var skippedMembers: [SkippedMember] = []
+    /// Rejects files among several inputs, not checked (the import skips them too).
+    public var skippedRejectsFiles: [String] = []
+    /// Valid records that are exact copies of an earlier record of their key (the import writes
+    /// them once), and other records of a key settled by `--on-duplicate first`/`last`.
+    public var unchanged = 0
+    public var duplicates = 0
 }
 
-/// `poi check`: reads and validates dumps exactly as the import would, without a database and
-/// without building places (`PlaceReader.validateRemaining`). Rejects go to the observer in
-/// input order, as they are found, so memory stays flat however many there are.
+/// `poi check`: reads and validates dumps exactly as the import would, without a database:
+/// the same readers, the same rejects-file rules and the same key rule (`KeyRule`: a key once
+/// per run, across files). Rejects go to the observer in input order, as they are found, so
+/// memory stays flat however many there are (the key table is bounded, see `SeenKeys`).
 public struct CheckJob {
     public let files: [String]
     public let options: ReadOptions
+    public let onDuplicate: DuplicatePolicy
     private let observer: JobObserver
 
-    public init(files: [String], options: ReadOptions, observer: @escaping JobObserver = { _ in }) {
+    public init(files: [String], options: ReadOptions, onDuplicate: DuplicatePolicy = .reject,
+                observer: @escaping JobObserver = { _ in }) {
         self.files = files
         self.options = options
+        self.onDuplicate = onDuplicate
         self.observer = observer
     }
 
     /// Never throws: a file that cannot be read is a result of its own (`error`), and the next
-    /// file is checked. `onFile` sees each file's result as soon as it is done.
+    /// file is checked. `onFile` sees each file's result as soon as it is final.
+    ///
+    /// The key rule needs each place's key and content, and building places is most of a
+    /// check's cost (6× the validation alone on a CSV), so files are first validated without
+    /// building places, handing out only their keys. A key that never repeats cannot change a
+    /// verdict: when none does (the common case) that one pass is the check. When one does, the
+    /// inputs are read again from the start with places built and judged as the import judges
+    /// them, and the files from the first repeat on are reported after that second pass (their
+    /// duplicate-key rejects after the other rejects). Standard input cannot be read twice:
+    /// a run that reads it builds places in its one pass.
     public func run(onFile: (CheckFileResult) -> Void = { _ in }) -> CheckSummary {
         var summary = CheckSummary()
+        // Yesterday's rejects beside the dumps are skipped among several inputs, as the import
+        // skips them (`ImportJob.run`); named alone, a rejects file is checked.
+        let skipped = files.count > 1 ? Set(files.filter(RejectsLocation.isOwnRejectsFile)) : []
+        var dumps: [(input: DumpInput, result: Int)] = []
+        var results: [CheckFileResult] = []
         for path in files {
+            if skipped.contains(path) { summary.skippedRejectsFiles.append(path); continue }
             // A zip archive is its dump members, each checked as a file of its own.
-            let inputs: [DumpInput]
             do {
                 let expanded = try DumpInput.expand(path)
-                inputs = expanded.inputs
                 summary.skippedMembers += expanded.skipped
+                for input in expanded.inputs {
+                    dumps.append((input, results.count))
+                    results.append(CheckFileResult(file: input.name))
+                }
             } catch {
                 var result = CheckFileResult(file: path)
                 result.error = error.description
                 result.failure = error
-                summary.unreadable += 1
-                summary.files.append(result)
-                onFile(result)
-                continue
+                results.append(result)
             }
-            for input in inputs { check(input, into: &summary, onFile: onFile) }
         }
+        let onePass = files.contains("-")
+        var keys = KeyRule(policy: onDuplicate)
+        let seen = KeySightings()
+        /// Results before this index are final and reported; from it on they wait for pass two.
+        var reported = 0
+        var firstRepeat: Int?
+        func report(upTo end: Int) {
+            while reported < end { onFile(results[reported]); reported += 1 }
+        }
+        for (input, index) in dumps {
+            report(upTo: index)
+            let repeated = onePass ? check(input, into: &results[index], keys: &keys, summary: &summary)
+                                   : validate(input, into: &results[index], seen: seen)
+            if repeated && firstRepeat == nil { firstRepeat = index }
+            if firstRepeat == nil { report(upTo: index + 1) }
+        }
+        if let firstRepeat, !onePass {
+            for (input, index) in dumps where results[index].format != nil {
+                judge(input, into: &results[index], keys: &keys, summary: &summary, reports: index >= firstRepeat)
+            }
+        }
+        report(upTo: results.count)
+        for result in results {
+            if result.error != nil { summary.unreadable += 1 }
+            summary.valid += result.valid
+            summary.rejected += result.rejected
+        }
+        summary.files = results
         return summary
     }
 
-    private func check(_ input: DumpInput, into summary: inout CheckSummary, onFile: (CheckFileResult) -> Void) {
-        let file = input.name
-        var result = CheckFileResult(file: file)
+    private func reader(for input: DumpInput) throws(FormatError) -> PlaceReader {
+        var readOptions = RejectsLocation.readOptions(options, for: input)
+        readOptions.keepRawRecords = false
+        return try input.reader(options: readOptions)
+    }
+
+    /// Pass one: validity without places; whether a key of this file was seen before in the run.
+    private func validate(_ input: DumpInput, into result: inout CheckFileResult, seen: KeySightings) -> Bool {
+        seen.repeated = false
         do {
-            let reader = try input.reader(options: options)
+            let reader = try reader(for: input)
             result.format = reader.format.rawValue
             // Counted as they come, so a file that breaks off midway still reports its counts.
-            try reader.validateRemaining(valid: &result.valid) { reject, _ in
+            try reader.validateRemaining(valid: &result.valid, onReject: { [observer] reject, _ in
                 result.rejected += 1
                 observer(.rejected(reject))
+            }, onKey: seen.add)
+            for note in reader.notes { observer(.note(note)) }
+        } catch {
+            result.error = error.description
+            result.failure = error
+        }
+        return seen.repeated
+    }
+
+    /// One pass with places built and judged (standard input); whether any key repeated.
+    private func check(_ input: DumpInput, into result: inout CheckFileResult, keys: inout KeyRule,
+                       summary: inout CheckSummary) -> Bool {
+        var repeated = false
+        do {
+            let reader = try reader(for: input)
+            result.format = reader.format.rawValue
+            let fileIndex = keys.beginFile(input.name, format: reader.format)
+            while let item = try reader.next() {
+                switch item {
+                case .reject(let reject, _):
+                    result.rejected += 1
+                    observer(.rejected(reject))
+                case .place(let place, _):
+                    let verdict = keys.judge(place, fileIndex: fileIndex)
+                    if verdict != .keep { repeated = true }
+                    apply(verdict, to: &result, summary: &summary, valid: false)
+                }
             }
             for note in reader.notes { observer(.note(note)) }
         } catch {
             result.error = error.description
             result.failure = error
-            summary.unreadable += 1
         }
-        summary.valid += result.valid
-        summary.rejected += result.rejected
-        summary.files.append(result)
-        onFile(result)
+        return repeated
+    }
+
+    /// Pass two: places built and judged by the key rule; the validity verdicts are pass one's.
+    /// `reports`: this file's key verdicts change its result (files before the first repeat only
+    /// feed the rule).
+    private func judge(_ input: DumpInput, into result: inout CheckFileResult, keys: inout KeyRule,
+                       summary: inout CheckSummary, reports: Bool) {
+        guard let reader = try? reader(for: input) else { return }
+        let fileIndex = keys.beginFile(input.name, format: reader.format)
+        // A read error ends the file here as it did in pass one (already reported there).
+        while let item = try? reader.next() {
+            guard case .place(let place, _) = item else { continue }
+            let verdict = keys.judge(place, fileIndex: fileIndex)
+            if reports { apply(verdict, to: &result, summary: &summary, valid: true) }
+        }
+    }
+
+    /// Counts one valid record's key verdict; `valid`: pass one already counted it as valid.
+    private func apply(_ verdict: KeyRule.Verdict, to result: inout CheckFileResult, summary: inout CheckSummary,
+                       valid counted: Bool) {
+        switch verdict {
+        case .keep: if !counted { result.valid += 1 }
+        case .unchanged: if !counted { result.valid += 1 }; summary.unchanged += 1
+        case .duplicate: if !counted { result.valid += 1 }; summary.duplicates += 1
+        case .reject(let reject):
+            if counted { result.valid -= 1 }
+            result.rejected += 1
+            observer(.rejected(reject))
+        }
+    }
+}
+
+/// The keys pass one has seen (fingerprints only, bounded like the import's table), and whether
+/// the file being read repeated one. A class: the reader's key callback may outlive a call.
+private final class KeySightings {
+    var keys = SeenKeys()
+    var repeated = false
+    func add(_ key: String) {
+        if keys.insert(SeenKeys.fingerprint(key), SeenKeys.Entry(content: 0, position: 0, file: 0)) != nil { repeated = true }
     }
 }

@@ -11,6 +11,8 @@ public struct ConvertOptions: Sendable {
     public var precision: Int? = nil
     /// gzip the output (still temp + rename for a file).
     public var gzip = false
+    /// A record whose key an earlier record had: the import's rule (`KeyRule`).
+    public var onDuplicate = DuplicatePolicy.reject
     public init() {}
 }
 
@@ -21,6 +23,10 @@ public struct ConvertSummary: Sendable, Encodable, Equatable {
     public var output: String?
     public var features = 0
     public var rejected = 0
+    /// Records not written because an earlier (or, with `last`, a later) record of their key was:
+    /// exact copies, and duplicates settled by `--on-duplicate first`/`last`.
+    public var unchanged = 0
+    public var duplicates = 0
     public var seconds = 0.0
     /// Members of a zip input that are not dumps (a README…), not converted.
     public var skippedMembers: [SkippedMember] = []
@@ -51,6 +57,14 @@ public struct ConvertJob {
         // A zip archive: its dump members in name order, into one output.
         let inputs: [DumpInput]
         do { (inputs, summary.skippedMembers) = try DumpInput.expand(input) } catch { throw .input(error) }
+        // One key once, as the import writes it: with `last`, a first read finds each key's last
+        // record (standard input cannot be read twice).
+        var keys = KeyRule(policy: options.onDuplicate)
+        var lastRecords: SeenKeys?
+        if options.onDuplicate == .last {
+            if input == "-" { throw .configuration(.lastWinsNeedsFiles) }
+            lastRecords = try KeyRule.lastRecords(of: inputs, options: options.read)
+        }
         // The first reader is opened before the output, so an unreadable input leaves it alone.
         var reader: PlaceReader?
         if let first = inputs.first {
@@ -79,12 +93,33 @@ public struct ConvertJob {
                     do { current = try input.reader(options: RejectsLocation.readOptions(options.read, for: input)) } catch { try cutShort(error) }
                 }
                 reader = nil
+                let fileIndex = keys.beginFile(input.name, format: current.format)
                 while true {
                     let item: ReadItem?
                     do { item = try current.next() } catch { try cutShort(error) }
                     guard let item else { break }
                     switch item {
                     case .place(let place, _):
+                        if let lastRecords {
+                            let here = KeyRule.entry(for: place, fileIndex: fileIndex)
+                            guard let last = lastRecords.entry(SeenKeys.fingerprint(place.importKey)) else {
+                                throw .inputChanged(file: input.name)
+                            }
+                            if last.file != here.file || last.position != here.position {
+                                if last.content == here.content { summary.unchanged += 1 } else { summary.duplicates += 1 }
+                                continue
+                            }
+                        } else {
+                            switch keys.judge(place, fileIndex: fileIndex) {
+                            case .keep: break
+                            case .unchanged: summary.unchanged += 1; continue
+                            case .duplicate: summary.duplicates += 1; continue
+                            case .reject(let reject):
+                                summary.rejected += 1
+                                observer(.rejected(reject))
+                                continue
+                            }
+                        }
                         do { try writer.write(place) } catch { throw .output(path: name, reason: error.description) }
                     case .reject(let reject, _):
                         summary.rejected += 1

@@ -38,13 +38,12 @@ public final class ImportJob {
 
     /// Every key of the run so far (duplicate detection; bounded, see `SeenKeys`), and the files
     /// its positions refer to.
-    private var seen = SeenKeys()
+    private var keys: KeyRule
     /// `onDuplicate == .last`: the last record of each key in the run, found by a first read of
     /// every input before anything is written (see `findLastRecords`).
     private var lastRecords: SeenKeys?
     /// Records written as the last of their key, to check against `lastRecords` at the end.
     private var lastRecordsWritten = 0
-    private var runFiles: [(name: String, format: InputFormat)] = []
 
     /// `places`/`images` nil with `options.dryRun`: nothing is written.
     public init(options: ImportOptions, places: (any PlaceRepository)?, images: (any ImageRepository)?,
@@ -54,6 +53,7 @@ public final class ImportJob {
         self.places = options.dryRun ? nil : places
         self.images = options.dryRun ? DryRunImages() : (images ?? DryRunImages())
         self.observer = observer
+        keys = KeyRule(policy: options.onDuplicate)
         summary.dryRun = options.dryRun
     }
 
@@ -134,27 +134,8 @@ public final class ImportJob {
     /// fingerprint; the same bounded table as duplicate detection), and only that record is
     /// written. Reading twice costs a second parse; standard input cannot be read twice.
     private func findLastRecords() throws(JobError) -> SeenKeys {
-        var last = SeenKeys()
-        for (fileIndex, dump) in dumps.enumerated() {
-            var readOptions = RejectsLocation.readOptions(options.read, for: dump)
-            readOptions.keepRawRecords = false
-            let reader: PlaceReader
-            do { reader = try dump.reader(options: readOptions) } catch { throw .input(error) }
-            while true {
-                let item: ReadItem?
-                do { item = try reader.next() } catch { throw .input(error) }
-                guard let item else { break }
-                guard case .place(let place, _) = item, options.shard.contains(key: place.importKey) else { continue }
-                last.replace(SeenKeys.fingerprint(place.importKey), Self.entry(for: place, fileIndex: fileIndex))
-            }
-        }
-        return last
-    }
-
-    private static func entry(for place: Place, fileIndex: Int) -> SeenKeys.Entry {
-        SeenKeys.Entry(content: contentFingerprint(place),
-                       position: UInt32(clamping: place.source.line ?? place.source.feature ?? 0),
-                       file: UInt16(clamping: fileIndex))
+        let shard = options.shard
+        return try KeyRule.lastRecords(of: dumps, options: options.read) { shard.contains(key: $0.importKey) }
     }
 
     // MARK: One file
@@ -198,8 +179,7 @@ public final class ImportJob {
         }
         let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects, inputs: inputs,
                                     encoding: reader.encoding)
-        let fileIndex = runFiles.count
-        runFiles.append((file, reader.format))
+        let fileIndex = keys.beginFile(file, format: reader.format)
         var keyAnnouncement = KeyAnnouncement(file: file, reader: reader, mapping: options.read.mapping)
         if let notice = keyAnnouncement.atStart() { observer(.keyNotice(notice)) }
         // A zip member's images resolve against the archive's folder, as the archive's own would.
@@ -244,79 +224,31 @@ public final class ImportJob {
         if let readFailure { throw .input(readFailure) }
     }
 
-    /// A key appears once per run (DESIGN.md §4). A record whose key was seen earlier in the run:
-    /// an exact copy of the record kept counts as unchanged; any other is rejected naming the
-    /// first one, or settled by the `onDuplicate` choice (first kept, or the last replaces it).
+    /// A key appears once per run (DESIGN.md §4; `KeyRule`, shared with check and convert).
     /// Returns whether the record goes on to be written.
     private func admit(_ place: Place, raw: RawRecord?, fileIndex: Int, window: inout [Pending],
                        rejects: RejectsWriter) throws(JobError) -> Bool {
-        let fp = SeenKeys.fingerprint(place.importKey)
-        let here = Self.entry(for: place, fileIndex: fileIndex)
         if let lastRecords {
             // Last wins, and only the last is written (`findLastRecords`): an earlier record is an
             // exact copy of it (unchanged) or a duplicate that it replaces.
-            guard let last = lastRecords.entry(fp) else { throw .inputChanged(file: runFiles[fileIndex].name) }
+            let fp = SeenKeys.fingerprint(place.importKey)
+            let here = KeyRule.entry(for: place, fileIndex: fileIndex)
+            guard let last = lastRecords.entry(fp) else { throw .inputChanged(file: keys.files[fileIndex].name) }
             if last.file == here.file && last.position == here.position {
-                guard last.content == here.content else { throw .inputChanged(file: runFiles[fileIndex].name) }
+                guard last.content == here.content else { throw .inputChanged(file: keys.files[fileIndex].name) }
                 lastRecordsWritten += 1
                 return true
             }
             if last.content == here.content { summary.unchanged += 1 } else { summary.duplicates += 1 }
             return false
         }
-        guard let earlier = seen.insert(fp, here) else { return true }
-        if earlier.content == here.content {
-            summary.unchanged += 1
-            return false
+        switch keys.judge(place, fileIndex: fileIndex) {
+        case .keep: return true
+        case .unchanged: summary.unchanged += 1
+        case .duplicate: summary.duplicates += 1
+        case .reject(let reject): try addReject(reject, raw: raw, to: rejects)
         }
-        switch options.onDuplicate {
-        case .reject:
-            let field: String? = switch place.keySource {
-            case .importKey: "importKey"
-            case .id: "id"
-            case .derived: nil
-            }
-            var reason = "duplicate key of " + describe(earlier, from: fileIndex)
-            if place.keySource == .derived { reason += " (same name and coordinates, no id)" }
-            try addReject(Reject(source: place.source, field: field, reason: reason), raw: raw, to: rejects)
-            return false
-        case .first:
-            summary.duplicates += 1
-            return false
-        case .last:
-            // Settled above, before any record of the key was written.
-            preconditionFailure("onDuplicate .last runs with lastRecords")
-        }
-    }
-
-    /// "line 2", "feature 0", or "other.csv line 2" for a record of another file of the run.
-    private func describe(_ entry: SeenKeys.Entry, from fileIndex: Int) -> String {
-        let file = runFiles[min(Int(entry.file), runFiles.count - 1)]
-        let position = (file.format == .csv ? "line " : "feature ") + String(entry.position)
-        return Int(entry.file) == fileIndex ? position : PlaceDocument.storedFileName(file.name) + " " + position
-    }
-
-    /// 32 bits of the record's content (every field but its position): tells an exact duplicate
-    /// row from a conflicting one.
-    static func contentFingerprint(_ p: Place) -> UInt32 {
-        var h = Hasher()
-        func text(_ x: String?) {
-            guard var x else { h.combine(UInt8(0xFE)); return }
-            x.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
-            h.combine(UInt8(0xFF))  // never inside UTF-8: "ab"+"c" and "a"+"bc" differ
-        }
-        text(p.importKey); text(p.name); text(p.placename); text(p.details); text(p.image)
-        h.combine(p.coordinate.longitude.bitPattern)
-        h.combine(p.coordinate.latitude.bitPattern)
-        h.combine(p.categories.count)
-        for c in p.categories { text(c) }
-        h.combine(p.hasImageField)
-        var extra: [UInt8] = []
-        JSONEncoding.append(.object(p.extra), to: &extra)
-        JSONEncoding.append(.object(p.poiKitProperties), to: &extra)
-        extra.withUnsafeBytes { h.combine(bytes: $0) }
-        let v = UInt64(bitPattern: Int64(h.finalize()))
-        return UInt32(truncatingIfNeeded: v ^ (v >> 32))
+        return false
     }
 
     private func addReject(_ reject: Reject, raw: RawRecord?, to rejects: RejectsWriter) throws(JobError) {

@@ -14,6 +14,14 @@ struct CheckCommand: ParsableCommand {
         counts of valid and rejected records per file. Notes on what was kept without being \
         mapped go to stderr, once per file.
 
+        Keys as import sees them: a key appears once per run, across all the files (and zip \
+        members) given. A record repeating an earlier record exactly is valid (import writes it \
+        once, as unchanged); another record of an earlier key is rejected naming the first, \
+        unless --on-duplicate first or last says which one import keeps. Rejects files of an \
+        earlier run among several inputs are skipped, as import skips them. When a key repeats, \
+        the files are read a second time (standard input: built in one pass) and the \
+        duplicate-key rejects follow the others.
+
         \(FieldMappingOptions.readingRules)
 
         --json prints one object: per-file counts, totals and the rejects (the first \
@@ -38,6 +46,11 @@ struct CheckCommand: ParsableCommand {
 
     @OptionGroup var mapping: FieldMappingOptions
 
+    @Option(help: ArgumentHelp("A record whose key an earlier record of the run had (across files, as import "
+                               + "sees them): reject it, or count it as kept by import's first or last.",
+                               valueName: "reject|first|last"))
+    var onDuplicate: DuplicatePolicy = .reject
+
     @Flag(help: "Print one JSON object on stdout: per-file counts, totals and the rejects.")
     var json = false
 
@@ -50,6 +63,9 @@ struct CheckCommand: ParsableCommand {
         var rejected: Int
         var unreadable: Int
         var skippedMembers: [SkippedMember]
+        var skippedRejectsFiles: [String]
+        var unchanged: Int
+        var duplicates: Int
         var rejects: [RejectRecord]
         var rejectsListed: Int
     }
@@ -57,7 +73,7 @@ struct CheckCommand: ParsableCommand {
     func run() throws {
         let out = BufferedOutput()
         let listed = RejectList(limit: Self.maxListedRejects)
-        let job = CheckJob(files: files, options: try mapping.readOptions()) { [json, quiet] event in
+        let job = CheckJob(files: files, options: try mapping.readOptions(), onDuplicate: onDuplicate) { [json, quiet] event in
             if case .note(let n) = event {
                 if !quiet { out.flush(); Console.writeError(noteLine(n) + "\n") }
                 return
@@ -78,13 +94,28 @@ struct CheckCommand: ParsableCommand {
         }
         if !quiet && !json {
             for member in summary.skippedMembers { out.flush(); Console.writeError(skippedMemberLine(member) + "\n") }
+            for file in summary.skippedRejectsFiles {
+                out.flush()
+                Console.writeError("poi: skipped \(TerminalText.escaped(file)): a rejects file of an earlier import, "
+                    + "not a dump (check it alone once fixed)\n")
+            }
         }
         if json {
             try printJSON(Report(files: summary.files, valid: summary.valid, rejected: summary.rejected,
-                                 unreadable: summary.unreadable, skippedMembers: summary.skippedMembers, rejects: listed.records, rejectsListed: listed.records.count))
-        } else if summary.files.count > 1 {  // a zip's members count as files
-            out.append("total: \(summary.valid) valid, \(summary.rejected) rejected"
-                       + (summary.unreadable > 0 ? ", \(summary.unreadable) file(s) unreadable" : "") + "\n")
+                                 unreadable: summary.unreadable, skippedMembers: summary.skippedMembers,
+                                 skippedRejectsFiles: summary.skippedRejectsFiles, unchanged: summary.unchanged,
+                                 duplicates: summary.duplicates, rejects: listed.records, rejectsListed: listed.records.count))
+        } else {
+            if summary.files.count > 1 {  // a zip's members count as files
+                out.append("total: \(summary.valid) valid, \(summary.rejected) rejected"
+                           + (summary.unreadable > 0 ? ", \(summary.unreadable) file(s) unreadable" : "") + "\n")
+            }
+            // Valid, but written once: what import --dry-run counts as unchanged or duplicates.
+            if summary.unchanged > 0 || summary.duplicates > 0 {
+                out.append("of the valid: \(summary.unchanged) exact repeat(s) of an earlier record of their key"
+                           + (summary.duplicates > 0 ? ", \(summary.duplicates) duplicate key(s) settled by --on-duplicate \(onDuplicate.rawValue)" : "")
+                           + "\n")
+            }
         }
         try out.finish()
         if summary.unreadable > 0 { throw ExitStatus.usage }

@@ -46,6 +46,11 @@ struct ConvertCommand: ParsableCommand {
 
     @OptionGroup var mapping: FieldMappingOptions
 
+    @Option(help: ArgumentHelp("A record whose key an earlier record had: reject it, write the first, or write "
+                               + "the last (as import stores them; last needs a file, read twice).",
+                               valueName: "reject|first|last"))
+    var onDuplicate: DuplicatePolicy = .reject
+
     @Flag(name: .shortAndLong, help: "Do not print each reject, only the summary.")
     var quiet = false
 
@@ -63,6 +68,7 @@ struct ConvertCommand: ParsableCommand {
         options.read = try mapping.readOptions()
         options.style = seq ? .sequence : .featureCollection
         options.precision = precision
+        options.onDuplicate = onDuplicate
         options.gzip = gzip || output.lowercased().hasSuffix(".gz")
         let quiet = quiet
         let job = ConvertJob(input: input, output: output == "-" ? nil : output, options: options) { event in
@@ -82,8 +88,11 @@ struct ConvertCommand: ParsableCommand {
         }
         if json {
             try printJSON(summary)
-        } else if output != "-" || summary.rejected > 0 {
-            printError("\(summary.features) places written to \(output == "-" ? "standard output" : output), \(summary.rejected) rejected")
+        } else if output != "-" || summary.rejected > 0 || summary.unchanged > 0 || summary.duplicates > 0 {
+            var line = "\(summary.features) places written to \(output == "-" ? "standard output" : output), \(summary.rejected) rejected"
+            if summary.unchanged > 0 { line += ", \(summary.unchanged) exact repeat(s) written once" }
+            if summary.duplicates > 0 { line += ", \(summary.duplicates) duplicate key(s) left out (--on-duplicate \(onDuplicate.rawValue))" }
+            printError(line)
         }
         if summary.rejected > 0 { throw ExitStatus.rejects }
     }
