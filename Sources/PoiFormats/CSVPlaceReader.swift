@@ -146,14 +146,14 @@ public final class CSVPlaceReader {
     /// and rejects exactly what `next()` would, several times faster: see
     /// `CSVRecordConverter.certainlyValid`.
     public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
-                                  onKey: ((String) -> Void)? = nil) throws(FormatError) {
+                                  onKey: ((UInt64) -> Void)? = nil) throws(FormatError) {
         // Whatever `next()` already converted comes first.
         while true {
             while let item = ready.pop() {
                 switch item {
                 case .place(let p, _):
                     valid += 1
-                    onKey?(p.importKey)
+                    onKey?(ImportKey.fingerprint(p.importKey))
                 case .reject(let r, let raw): onReject(r, raw)
                 }
             }
@@ -366,13 +366,13 @@ struct CSVRecordConverter: Sendable {
                 for (k, r) in batch.records.enumerated() {
                     if certainlyValid(r, bytes: bytes, ends: ends) {
                         result.valid += 1
-                        if keys { result.keys.append(importKey(ofValid: r, bytes: bytes, ends: ends)) }
+                        if keys { result.keys.append(keyFingerprint(ofValid: r, bytes: bytes, ends: ends)) }
                         continue
                     }
                     switch convert(r, k, bytes: bytes, ends: ends, raw: raw) {
                     case .place(let p, _):
                         result.valid += 1
-                        if keys { result.keys.append(p.importKey) }
+                        if keys { result.keys.append(ImportKey.fingerprint(p.importKey)) }
                     case .reject(let reject, let raw): result.rejects.append((reject, raw))
                     }
                 }
@@ -412,11 +412,11 @@ struct CSVRecordConverter: Sendable {
         return (try? Coordinate.validated(longitude: lon, latitude: lat)) != nil
     }
 
-    /// The import key of a record `certainlyValid` vouched for, by the validator's rule
-    /// (`PlaceValidator.validate`): the trimmed `importKey` text, else the trimmed `id` text,
-    /// else derived from the trimmed name and the coordinate. CSV cells are text, so these are
-    /// the only cases; tests hold it to `next()`'s places' keys.
-    private func importKey(ofValid r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> String {
+    /// The fingerprint of the import key of a record `certainlyValid` vouched for, by the
+    /// validator's rule (`PlaceValidator.validate`): the trimmed `importKey` text, else the
+    /// trimmed `id` text, else derived from the trimmed name and the coordinate. CSV cells are
+    /// text, so these are the only cases; tests and the fuzz oracle hold it to `next()`'s keys.
+    private func keyFingerprint(ofValid r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> UInt64 {
         @inline(__always) func text(_ column: Int) -> String {
             let k = r.firstField + column
             let start = k == 0 ? 0 : ends[k - 1]
@@ -424,7 +424,7 @@ struct CSVRecordConverter: Sendable {
         }
         for column in [importKeyColumn, idColumn] where column >= 0 && column < r.fieldCount {
             let t = trimWhitespace(text(column))
-            if !t.isEmpty { return t }
+            if !t.isEmpty { return ImportKey.fingerprint(t) }
         }
         let k = r.firstField
         func decimal(_ column: Int) -> Double {
@@ -434,7 +434,7 @@ struct CSVRecordConverter: Sendable {
         // certainlyValid checked both: validated() cannot fail here; it normalises -0 as the validator does.
         let coordinate = (try? Coordinate.validated(longitude: decimal(longitudeColumn), latitude: decimal(latitudeColumn)))
             ?? Coordinate(longitude: .nan, latitude: .nan)
-        return ImportKey.derived(name: trimWhitespace(text(nameColumn)), coordinate: coordinate)
+        return ImportKey.derivedFingerprint(name: trimWhitespace(text(nameColumn)), coordinate: coordinate)
     }
 
     /// An ASCII field read as `PlaceValidator` reads coordinate text: ASCII whitespace trimmed
@@ -562,8 +562,8 @@ struct CSVRecordConverter: Sendable {
 struct CSVBatchVerdict: Sendable {
     var valid = 0
     var rejects: [(Reject, RawRecord?)] = []
-    /// With keys asked for: each valid record's import key, in order.
-    var keys: [String] = []
+    /// With keys asked for: each valid record's import key fingerprint, in order.
+    var keys: [UInt64] = []
 }
 
 enum ProcessInfoCores {

@@ -221,12 +221,12 @@ public final class GeoJSONReader {
     /// while worker threads parse and map the previous one.
     /// The number of valid features left and each reject in order (see `PlaceReader`).
     public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
-                                  onKey: ((String) -> Void)? = nil) throws(FormatError) {
+                                  onKey: ((UInt64) -> Void)? = nil) throws(FormatError) {
         while let item = try next() {
             switch item {
             case .place(let p, _):
                 valid += 1
-                onKey?(p.importKey)
+                onKey?(ImportKey.fingerprint(p.importKey))
             case .reject(let r, let raw): onReject(r, raw)
             }
         }

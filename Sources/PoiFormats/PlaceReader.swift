@@ -130,10 +130,11 @@ public final class PlaceReader {
     /// `valid` as it goes (so a read error midway leaves the count so far) and passes each
     /// reject in order to `onReject`. Same verdicts as iterating `next()`, for
     /// `poi check`, which needs no places and is the faster for it. With `onKey`, each valid
-    /// record's `importKey` (exactly the one its place would have) is passed in input order too:
-    /// what the key rule needs to find out whether any key repeats.
+    /// record's key fingerprint (`ImportKey.fingerprint` of exactly the `importKey` its place
+    /// would have) is passed in input order too: what the key rule needs to find out whether any
+    /// key repeats. Computed on the worker threads, and no key is made into a String.
     public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
-                                  onKey: ((String) -> Void)? = nil) throws(FormatError) {
+                                  onKey: ((UInt64) -> Void)? = nil) throws(FormatError) {
         if let csv { return try csv.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey) }
         try geojson!.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey)
     }

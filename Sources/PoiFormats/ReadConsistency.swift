@@ -43,13 +43,13 @@ import PoiModel
         /// The first raw record of `whole` that is not a slice of the input after the one before it.
         public var misplacedRaw: Int?
         /// The import keys the validate-only read handed out (nil: not asked for).
-        public var validatedKeys: [String]? = nil
+        public var validatedKeys: [UInt64]? = nil
         public var agree: Bool { whole == pieces && validatedAgrees && keysAgree && misplacedRaw == nil }
 
         /// The keys `poi check` judges duplicates by are the keys of the places the full read built.
         var keysAgree: Bool {
             guard let validatedKeys else { return true }
-            return validatedKeys == whole.compactMap { if case .place(let p, _) = $0 { p.importKey } else { nil } }
+            return validatedKeys == whole.compactMap { if case .place(let p, _) = $0 { ImportKey.fingerprint(p.importKey) } else { nil } }
         }
 
         /// The validate-only read must find the same rejects (and the same error) as the full
@@ -106,7 +106,7 @@ import PoiModel
             whole = [.error(error)]
         }
         var validated: [Outcome] = []
-        var keys: [String] = []
+        var keys: [UInt64] = []
         do {
             let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
             var valid = 0

@@ -49,6 +49,17 @@ public enum ImportKey {
 
     /// The hash-derived key for a place without an id.
     public static func derived(name: String, coordinate: Coordinate) -> String {
+        withDerived(name: name, coordinate: coordinate) { key in
+            String(unsafeUninitializedCapacity: key.count) { out in
+                _ = out.initialize(from: key)
+                return key.count
+            }
+        }
+    }
+
+    /// The derived key's UTF-8 bytes (`sha256:` + 64 hex digits), lent to `body` without making a
+    /// String: what a key's fingerprint needs.
+    static func withDerived<R>(name: String, coordinate: Coordinate, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(name.utf8.count + 40)
         appendNormalizedName(name, to: &bytes)
@@ -57,7 +68,7 @@ public enum ImportKey {
         bytes.append(0x1F)
         FixedDecimal.append(coordinate.latitude, places: 7, trimZeros: false, to: &bytes)
         let digest = SHA256.hash(data: bytes)
-        return String(unsafeUninitializedCapacity: 7 + 64) { out in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 7 + 64) { out in
             var i = 0
             for b in "sha256:".utf8 { out[i] = b; i += 1 }
             digest.withUnsafeBytes { d in
@@ -67,8 +78,28 @@ public enum ImportKey {
                     i += 2
                 }
             }
-            return i
+            return body(UnsafeBufferPointer(rebasing: out[0..<i]))
         }
+    }
+
+    /// 64 bits of a key, for telling keys apart in bounded memory (a key is never kept as text):
+    /// a hash of its UTF-8 bytes, seeded per process (so only compared within one run). Never 0,
+    /// which marks an empty slot in the tables that hold them.
+    public static func fingerprint(_ key: String) -> UInt64 {
+        var k = key
+        return k.withUTF8 { fingerprint(utf8: $0) }
+    }
+
+    public static func fingerprint(utf8 key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(key))
+        let h = UInt64(bitPattern: Int64(hasher.finalize()))
+        return h == 0 ? 1 : h
+    }
+
+    /// `fingerprint(derived(name:coordinate:))`, without the String.
+    public static func derivedFingerprint(name: String, coordinate: Coordinate) -> UInt64 {
+        withDerived(name: name, coordinate: coordinate) { fingerprint(utf8: $0) }
     }
 
     /// NFC, trimmed, whitespace collapsed, lowercased.

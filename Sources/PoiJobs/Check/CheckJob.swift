@@ -203,9 +203,9 @@ public struct CheckJob {
 /// The keys pass one has seen (fingerprints only, bounded like the import's table), and whether
 /// the file being read repeated one. A class: the reader's key callback may outlive a call.
 private final class KeySightings {
-    var keys = SeenKeys()
+    var keys = KeyFingerprints()
     var repeated = false
-    func add(_ key: String) {
-        if keys.insert(SeenKeys.fingerprint(key), SeenKeys.Entry(content: 0, position: 0, file: 0)) != nil { repeated = true }
+    func add(_ fingerprint: UInt64) {
+        if !keys.insert(fingerprint) { repeated = true }
     }
 }

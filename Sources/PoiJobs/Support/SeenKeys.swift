@@ -1,3 +1,5 @@
+import PoiModel
+
 /// The keys an import run has seen, for duplicate detection (DESIGN.md §4: a key appears once
 /// per run). Bounded and compact whatever the input size: an open-addressing table of 64-bit key
 /// fingerprints (SipHash of the key's UTF-8 bytes, seeded per process), each with a 32-bit
@@ -36,13 +38,7 @@ struct SeenKeys {
     /// Slots allocated (for the memory figure: `slots * 18` bytes).
     var slots: Int { keys.count }
 
-    static func fingerprint(_ key: String) -> UInt64 {
-        var hasher = Hasher()
-        var k = key
-        k.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        let h = UInt64(bitPattern: Int64(hasher.finalize()))
-        return h == 0 ? 1 : h  // 0 marks an empty slot
-    }
+    static func fingerprint(_ key: String) -> UInt64 { ImportKey.fingerprint(key) }
 
     private func slot(of fp: UInt64) -> (index: Int, found: Bool) {
         var i = Int(truncatingIfNeeded: fp ^ (fp >> 29)) & mask
@@ -97,5 +93,35 @@ struct SeenKeys {
             positions[i] = old.2[j]
             files[i] = old.3[j]
         }
+    }
+}
+
+/// Key fingerprints only (8 bytes a slot, no entries): what `poi check`'s first pass needs to
+/// learn whether any key repeats. Open addressing, doubled at 3/4 full.
+struct KeyFingerprints {
+    private var slots = [UInt64](repeating: 0, count: 1 << 12)
+    private var count = 0
+
+    /// Adds `fp` (never 0: `ImportKey.fingerprint`); false when it was there already.
+    mutating func insert(_ fp: UInt64) -> Bool {
+        var mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: fp ^ (fp >> 29)) & mask
+        while slots[i] != 0 {
+            if slots[i] == fp { return false }
+            i = (i + 1) & mask
+        }
+        slots[i] = fp
+        count += 1
+        if count * 4 >= slots.count * 3 {
+            let old = slots
+            slots = [UInt64](repeating: 0, count: old.count * 2)
+            mask = slots.count - 1
+            for k in old where k != 0 {
+                var j = Int(truncatingIfNeeded: k ^ (k >> 29)) & mask
+                while slots[j] != 0 { j = (j + 1) & mask }
+                slots[j] = k
+            }
+        }
+        return true
     }
 }
