@@ -92,9 +92,21 @@ public final class CSVPlaceReader {
         if options.isRejectsFile && names.suffix(3).map(trimWhitespace) == CSVPlaceReader.rejectsReasonColumns {
             roles.replaceSubrange((roles.count - 3)..., with: repeatElement(.ignored, count: 3))
         }
+        // No latitude and longitude column: a WKT point column gives both (ogr2ogr's
+        // GEOMETRY=AS_WKT, GeoPandas' `geometry`), unless a mapping names one of them.
+        if !roles.contains(.field(.latitude)) && !roles.contains(.field(.longitude))
+            && options.mapping.overrides[.latitude] == nil && options.mapping.overrides[.longitude] == nil,
+           let k = names.indices.first(where: { i in
+               guard case .extra = roles[i] else { return false }
+               return WKTPoint.columnNames.contains(PlaceField.normalizeColumnName(trimWhitespace(names[i])))
+           }) {
+            roles[k] = .pointWKT
+        }
         self.roles = roles
         notes = options.mapping.notes(header: names, roles: roles, file: file)
+        let coordinatesFromWKT = roles.contains(.pointWKT)
         for f in [PlaceField.name, .latitude, .longitude] where !roles.contains(.field(f)) {
+            if coordinatesFromWKT && f != .name { continue }
             let looked = options.mapping.overrides[f].map { [$0] } ?? f.aliases
             // A column that would have been this field's, claimed by another field's mapping
             // (`name=lat`): say so, rather than claim there is no such column.
@@ -212,7 +224,14 @@ public final class CSVPlaceReader {
     /// group to wait on. The double buffering of `next()` and `validateRemaining` both use it.
     private static func inBackground(_ n: Int, cores: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
         let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) {
+        // A private queue, not the global one: it targets libdispatch's overcommit pool, which
+        // starts a thread even when every global worker is busy or blocked by someone else's
+        // code (a server's handlers, a test runner's parallel tests). On the global queue, whose
+        // pool is one thread per core on Linux, this reader could wait for a free thread while
+        // its caller waits for it (seen as a 30 s stall of an import under a full test run).
+        // concurrentPerform below still spreads the batches over the global workers, and runs
+        // them on this thread alone when none is free.
+        DispatchQueue(label: "poi.read.convert").async(group: group) {
             if cores == 1 || n == 1 {
                 for i in 0..<n { body(i) }
             } else {
@@ -391,6 +410,8 @@ struct CSVRecordConverter: Sendable {
     @inline(__always)
     private func certainlyValid(_ r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> Bool {
         if r.unterminatedQuote || r.overflowed || r.joinedLines != nil || r.textAfterQuote != nil || r.fieldCount != roles.count { return false }
+        // Coordinates from a WKT column go through the full validator.
+        if longitudeColumn < 0 || latitudeColumn < 0 { return false }
         let first = r.firstField
         let recordStart = first == 0 ? 0 : ends[first - 1]
         let recordEnd = ends[first + r.fieldCount - 1]
@@ -525,6 +546,14 @@ struct CSVRecordConverter: Sendable {
             case .field(let f): draft[f] = .string(value)
             case .extra(let key): draft.extra.append(key, .string(value))
             case .ignored: break
+            case .pointWKT:
+                switch WKTPoint.parse(value) {
+                case .success(let point):
+                    draft.longitude = .string(point.x)
+                    draft.latitude = .string(point.y)
+                case .failure(let problem):
+                    return reject(header[i], problem.message)
+                }
             }
         }
         switch PlaceValidator.validate(draft) {

@@ -145,7 +145,7 @@ extension FieldMapping {
             let name = trimWhitespace(header[i])
             switch role {
             case .field(let f): firstColumn[f] = name
-            case .ignored: continue
+            case .ignored, .pointWKT: continue
             case .extra(let key):
                 if FieldMapping.extraName(name) != nil { continue }
                 if FieldMapping.reservedNames.contains(name) {
@@ -219,6 +219,9 @@ public enum ColumnRole: Sendable, Equatable {
     /// Not read: the reason columns of one of PoiKit's own rejects files
     /// (`ReadOptions.isRejectsFile`), which describe the run that wrote it.
     case ignored
+    /// The coordinates, as a WKT `POINT (x y)` (`WKTPoint`): a `WKT` or `geometry` column of a
+    /// file that has no latitude and longitude columns.
+    case pointWKT
 }
 
 /// A record exactly as it is in the input (with `ReadOptions.keepRawRecords`), so PoiJobs can

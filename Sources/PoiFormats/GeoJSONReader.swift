@@ -354,7 +354,8 @@ public final class GeoJSONReader {
         if let tail { spare.set(n, tail) }
         let mapper = self.mapper, queue = spare, cores = parallelism
         let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) {
+        // A private (overcommit) queue, as CSVPlaceReader.inBackground explains.
+        DispatchQueue(label: "poi.read.convert").async(group: group) {
             mapper.convert(batch, into: queue, parallelism: cores)
         }
         inflight = group

@@ -94,6 +94,19 @@ import Testing
         #expect(text.stderr.contains("poi: skipped a.rejects.csv: a rejects file of an earlier import, not a dump"))
     }
 
+    /// The same file twice: the first copy's own repeat is judged before its counts are printed.
+    @Test func aFileGivenTwice() throws {
+        let dir = try Self.scratch("twice")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "id,name,lat,lon\n7,A,1,2\n7,B,1,2\n".write(toFile: dir + "/d.csv", atomically: true, encoding: .utf8)
+        let r = try PoiProcess.run(["check", "d.csv", "d.csv"], currentDirectory: URL(fileURLWithPath: dir))
+        #expect(r.stdout == "d.csv:3: record 2: id: duplicate key of line 2\nd.csv: 1 valid, 1 rejected\n"
+                + "d.csv:3: record 2: id: duplicate key of d.csv line 2\nd.csv: 1 valid, 1 rejected\n"
+                + "total: 2 valid, 2 rejected\nof the valid: 1 exact repeat(s) of an earlier record of their key\n", "\(r.all)")
+        let (check, dry, _, _) = try Self.counts(["d.csv", "d.csv"], in: dir)
+        #expect(check == Counts(valid: 2, rejected: 2) && dry == check)
+    }
+
     /// Every sample: the three agree.
     @Test(arguments: ["places.csv", "landmarks.geojson"])
     func samplesAgree(sample: String) throws {

@@ -102,4 +102,26 @@ import PoiModel
         let feature = GeoJSONFeature(place: try #require(places.first))
         #expect(feature.properties.contains("categories") == false)
     }
+
+    /// A WKT geometry column (ogr2ogr -lco GEOMETRY=AS_WKT, GeoPandas) gives the coordinates of a
+    /// file with no latitude and longitude columns.
+    @Test func aWKTPointColumnGivesTheCoordinates() throws {
+        let csv = "WKT,name,amenity\n\"POINT (2.35 48.85)\",Café,cafe\n\"point z(-0.1 51.5 12)\",Pub,bar\n"
+            + "\"LINESTRING (0 0,1 1)\",Road,x\n\"POINT EMPTY\",Nowhere,x\n\"POINT (200 1)\",Far,x\n,Blank,x\n"
+        let (places, rejects) = try readAll(csv, name: "wkt.csv")
+        #expect(places.map(\.name) == ["Café", "Pub"])
+        #expect(places.map(\.coordinate) == [Coordinate(longitude: 2.35, latitude: 48.85), Coordinate(longitude: -0.1, latitude: 51.5)])
+        #expect(places.first?.extra == JSONObject([JSONMember("amenity", .string("cafe"))]))
+        #expect(rejects.map(\.field) == ["WKT", "WKT", "longitude", "WKT"])
+        #expect(rejects.map(\.reason) == ["WKT geometry LINESTRING not supported, POINT required",
+                                          "POINT EMPTY has no coordinates",
+                                          "longitude 200 out of range [-180, 180]",
+                                          "geometry is empty"])
+        // GeoPandas names it `geometry`; a file with latitude and longitude keeps its WKT as an extra.
+        let (gp, _) = try readAll("name,geometry\nA,POINT (1 2)\n", name: "gp.csv")
+        #expect(gp.map(\.coordinate) == [Coordinate(longitude: 1, latitude: 2)])
+        let (both, _) = try readAll("name,lat,lon,WKT\nA,5,6,POINT (1 2)\n", name: "b.csv")
+        #expect(both.map(\.coordinate) == [Coordinate(longitude: 6, latitude: 5)])
+        #expect(both.first?.extra == JSONObject([JSONMember("WKT", .string("POINT (1 2)"))]))
+    }
 }

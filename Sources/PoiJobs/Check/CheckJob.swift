@@ -60,8 +60,8 @@ public struct CheckJob {
     /// building places, handing out only their keys. A key that never repeats cannot change a
     /// verdict: when none does (the common case) that one pass is the check. When one does, the
     /// inputs are read again from the start with places built and judged as the import judges
-    /// them, and the files from the first repeat on are reported after that second pass (their
-    /// duplicate-key rejects after the other rejects). Standard input cannot be read twice:
+    /// them, and each file from the first repeat on is reported once that pass has judged it
+    /// (its duplicate-key rejects after the other rejects of the run so far). Standard input cannot be read twice:
     /// a run that reads it builds places in its one pass.
     public func run(onFile: (CheckFileResult) -> Void = { _ in }) -> CheckSummary {
         var summary = CheckSummary()
@@ -93,8 +93,11 @@ public struct CheckJob {
         /// Results before this index are final and reported; from it on they wait for pass two.
         var reported = 0
         var firstRepeat: Int?
-        func report(upTo end: Int) {
-            while reported < end { onFile(results[reported]); reported += 1 }
+        /// Reports the results before `end` that are final: none from the first repeat on until
+        /// pass two has run (`final`).
+        func report(upTo end: Int, final: Bool = false) {
+            let limit = final ? end : min(end, firstRepeat ?? end)
+            while reported < limit { onFile(results[reported]); reported += 1 }
         }
         for (input, index) in dumps {
             report(upTo: index)
@@ -106,9 +109,10 @@ public struct CheckJob {
         if let firstRepeat, !onePass {
             for (input, index) in dumps where results[index].format != nil {
                 judge(input, into: &results[index], keys: &keys, summary: &summary, reports: index >= firstRepeat)
+                if index >= firstRepeat { report(upTo: index + 1, final: true) }
             }
         }
-        report(upTo: results.count)
+        report(upTo: results.count, final: true)
         for result in results {
             if result.error != nil { summary.unreadable += 1 }
             summary.valid += result.valid

@@ -119,6 +119,10 @@ struct FieldMappingOptions: ParsableArguments {
         whether or not the place has that property; every reader takes one " (extra)" off and \
         keeps the rest as extra.NAME, so an export imports back with extra unchanged.
 
+        name, placename, details and the image reference are trimmed of leading and trailing \
+        Unicode whitespace (NBSP and U+3000 included), quoted or not; extra columns are kept as \
+        given.
+
         Categories given as text are split on ';' and '|' (not ','; --category-separator changes \
         that, and --category-separator '' keeps each text whole), trimmed, with empties and repeats \
         dropped; a cell or property holding a JSON array (["a","b"]) is that list, its items never \
