@@ -520,6 +520,30 @@ struct FeatureMapper: Sendable {
         }
     }
 
+    /// The value at a dotted path (`tags.name`) in `object`; a member whose own name holds the dot
+    /// wins over the path.
+    static func value(at path: String, in object: JSONObject) -> JSONValue? {
+        if let direct = object[path] { return direct }
+        var current = JSONValue.object(object)
+        for part in path.split(separator: ".", omittingEmptySubsequences: false) {
+            guard case .object(let o) = current, let next = o[String(part)] else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// A property object holding a member that the default mapping reads as `field` (OSM's
+    /// `tags.name`): the `--field` path that would read it.
+    static func nestedPath(for field: PlaceField, in object: JSONObject) -> String? {
+        for m in object.members {
+            guard case .object(let inner) = m.value else { continue }
+            if let k = inner.members.first(where: { FieldMapping().field(forColumn: $0.key) == field && $0.value != .null })?.key {
+                return m.key + "." + k
+            }
+        }
+        return nil
+    }
+
     /// Names each "NAME (extra)" member at `positions` NAME, unless a member of that name is
     /// there already (a file PoiKit did not write; the member keeps its whole name). Fewest
     /// suffixes first, so "a (extra) (extra)" becomes "a (extra)" only after that one became "a".
@@ -597,7 +621,10 @@ struct FeatureMapper: Sendable {
                    field != .latitude, field != .longitude, !(field == .id && draft.id != nil) {
                     // An optional text field given a non-string (an `address` object): the value
                     // is kept under extra as it is, rather than losing the feature.
-                    if field == .placename || field == .details || field == .image, m.value != .null, m.value.stringValue == nil {
+                    let wrongType = (field == .placename || field == .details || field == .image)
+                        ? m.value != .null && m.value.stringValue == nil
+                        : field == .categories && m.value.objectValue != nil  // OSM-style `tags: {…}`
+                    if wrongType {
                         notes.add(ReadNote(file: "", kind: .wrongType(field, type: m.value.typeName), name: m.key,
                                            key: m.key, noun: "property"))
                         draft.extra.append(m.key, m.value)
@@ -613,6 +640,15 @@ struct FeatureMapper: Sendable {
                 }
             }
             if !suffixed.isEmpty { Self.unsuffix(&draft.extra, at: suffixed) }
+            // Dotted paths (`--field name=tags.name`): a field read from inside an object
+            // property, as OSM-style GeoJSON keeps names and kinds in `tags`. The object itself
+            // stays where it went (under extra), so nothing is lost.
+            for (field, path) in options.mapping.overrides where path.contains(".") && !taken.contains(field)
+                && field != .latitude && field != .longitude && !(field == .id && draft.id != nil) {
+                guard let value = Self.value(at: path, in: props), value != .null else { continue }
+                taken.insert(field)
+                draft[field] = value
+            }
         case let p?: return reject("properties", "properties must be an object, got \(p.typeName)")
         }
         switch PlaceValidator.validate(draft) {
@@ -627,6 +663,11 @@ struct FeatureMapper: Sendable {
                given != name {
                 r.field = given
                 if r.reason.hasPrefix(name) { r.reason = "\(given) (the \(name))" + r.reason.dropFirst(name.count) }
+            }
+            // A field missing at the top level that an object property holds (OSM's `tags`).
+            if let name = r.field, let wanted = PlaceField(rawValue: name), r.reason == "\(name) is missing",
+               case .object(let props)? = f["properties"], let path = Self.nestedPath(for: wanted, in: props) {
+                r.reason += "; the property \(path) holds one: read it with --field \(name)=\(path)"
             }
             return .reject(r, raw: raw)
         }

@@ -24,6 +24,12 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
+    /// The object payload, or nil for any other case.
+    public var objectValue: JSONObject? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
     /// The numeric payload as a `Double`, or nil when not a number.
     public var doubleValue: Double? {
         switch self {

@@ -124,4 +124,21 @@ import PoiModel
         #expect(both.map(\.coordinate) == [Coordinate(longitude: 6, latitude: 5)])
         #expect(both.first?.extra == JSONObject([JSONMember("WKT", .string("POINT (1 2)"))]))
     }
+
+    /// OSM-style features keep names and kinds in a `tags` object: dotted paths read them, and
+    /// without them the reject says which path would.
+    @Test func dottedPathsReadNestedProperties() throws {
+        let osm = #"{"type":"Feature","id":"node/1","geometry":{"type":"Point","coordinates":[2.35,48.85]},"#
+            + #""properties":{"tags":{"name":"Café","amenity":"cafe"},"source":"osm"}}"# + "\n"
+        let (none, rejects) = try readAll(osm, name: "osm.geojsonl")
+        #expect(none.isEmpty)
+        #expect(rejects.map(\.reason) == ["name is missing; the property tags.name holds one: read it with --field name=tags.name"])
+        var options = ReadOptions()
+        options.mapping = FieldMapping(overrides: [.name: "tags.name", .categories: "tags.amenity"])
+        let (places, _) = try readAll(osm, name: "osm.geojsonl", options: options)
+        #expect(places.map(\.name) == ["Café"])
+        #expect(places.map(\.categories) == [["cafe"]])
+        #expect(places.first?.extra["tags"] == .object(JSONObject([JSONMember("name", .string("Café")), JSONMember("amenity", .string("cafe"))])))
+        #expect(places.first?.importKey == "node/1")
+    }
 }
