@@ -228,3 +228,26 @@ final class ExpectContinueHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 }
+
+/// `If-None-Match` on the JSON, GeoJSON and HTML answers, as Express answers it: a GET or HEAD
+/// whose 200 carries an ETag (`Reply.expressETag`) that the client already has is a 304 with
+/// that ETag and no body. File downloads answer their own conditional requests (`FileRoutes`),
+/// with the stored file's tag, before this sees them.
+struct ConditionalGETMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await next(request, context)
+        guard request.method == .get || request.method == .head, response.status == .ok,
+              let etag = response.headers[.eTag], let header = request.headers[.ifNoneMatch],
+              Self.matches(header, etag) else { return response }
+        return FileRoutes.notModified(response.headers)
+    }
+
+    /// Weak comparison (RFC 9110 §13.1.2): `*`, or a listed tag equal to ours once any `W/` is set aside.
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        let ours = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        return header.split(separator: ",").contains { raw in
+            let tag = raw.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == ours
+        }
+    }
+}

@@ -125,6 +125,7 @@ public struct PoiServer: Sendable {
         // Inside CORS, so that CORS adds its headers to an error's own status and body (it turns
         // an error thrown through it into an empty 500).
         router.add(middleware: ErrorResponseMiddleware())
+        router.add(middleware: ConditionalGETMiddleware())
         // An empty token guards too (no Bearer value matches it): a library caller that sets one
         // asked for guarded writes, and must never get open ones by mistake.
         if let token = configuration.writeToken {

@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import HTTPTypes
@@ -17,6 +19,7 @@ enum Reply {
         var headers = HTTPFields()
         if let contentType { headers[.contentType] = contentType }
         headers[.contentLength] = String(bytes.count)
+        if status == .ok { headers[.eTag] = expressETag(bytes) }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
@@ -25,7 +28,18 @@ enum Reply {
     static func emptyOK() -> Response {
         var headers = HTTPFields()
         headers[.contentLength] = "0"
+        headers[.eTag] = expressETag([])
         return Response(status: .ok, headers: headers, body: ResponseBody())
+    }
+
+    /// The weak validator Express's `res.send` puts on every body (its `etag` package): the
+    /// length in hex and the first 27 characters of the base64 SHA-1 of the bytes. The same
+    /// bytes get the same tag from both servers, so an app's cache filled by the tutorial's
+    /// server revalidates against `poi serve` (SHA-1 identifies content here; nothing relies
+    /// on it being hard to collide: a tag is only compared with the client's own copy's).
+    static func expressETag(_ bytes: [UInt8]) -> String {
+        let digest = Data(Insecure.SHA1.hash(data: bytes)).base64EncodedString()
+        return "W/\"\(String(bytes.count, radix: 16))-\(digest.prefix(27))\""
     }
 
     /// Any error a handler or middleware throws, as the client sees it.
