@@ -8,6 +8,9 @@
   3. uploads not writable: a full tmpfs, an immutable folder (chattr +i: root ignores chmod),
      a file where the folder should be -> exit 3, a clear message, nothing partial under a
      final name, no files document pointing at missing bytes.
+  5. an election under `poi serve` (NotWritablePrimary on every read and write for a while):
+     each request answers 503 within 2 s (+slack) with Retry-After and a message naming the
+     election, never "cannot reach"; reads answer 200 again within seconds once it is over.
   4. a write-concern error (the `failCommand` fail point, on a replica-set primary) on one
      insert of a GridFS import of photos bigger than a chunk, and of an uploads-folder import
      -> exit 3 within seconds naming the write concern (libmongoc's upload loop once made it
@@ -201,8 +204,59 @@ def write_concern_errors(work, rng, checks):
             code, out, err = ct.run_poi(["gc", "--uri", uri, "--db", name] + store, timeout=120)
             checks.check(code == 0 and "consistent" in out + err, f"write concern ({label}): poi gc finds nothing to collect",
                          (out + err).strip()[-300:])
+        election_under_serve(client, uri, work, checks)
     finally:
         server.stop()
+
+
+def election_under_serve(client, uri, work, checks):
+    import socket
+    import urllib.error
+    import urllib.request
+    print("an election under poi serve (failCommand NotWritablePrimary)")
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    log = open(os.path.join(work, "serve-election.log"), "w")
+    p = subprocess.Popen([ct.poi_binary(), "serve", "--uri", uri, "--db", "election", "--uploads",
+                          os.path.join(work, "uploads-election"), "--port", str(port)], stdout=log, stderr=log)
+    base = f"http://127.0.0.1:{port}"
+
+    def get(path):
+        started = time.time()
+        try:
+            with urllib.request.urlopen(base + path, timeout=30) as r:
+                return r.status, dict(r.headers), r.read().decode(), time.time() - started
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read().decode(), time.time() - started
+        except OSError as e:  # not listening yet, or gone
+            return 0, {}, str(e), time.time() - started
+
+    try:
+        up = wait_for(lambda: get("/healthz")[0] == 200 if p.poll() is None else True, 20, step=0.2)
+        checks.check(up and p.poll() is None, "election: poi serve starts", p.poll())
+        client.admin.command({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+                              "data": {"failCommands": ["find", "aggregate", "insert", "update", "count"],
+                                       "errorCode": 10107, "errorLabels": ["RetryableWriteError"]}})
+        answers = [get("/locations") for _ in range(3)]
+        client.admin.command({"configureFailPoint": "failCommand", "mode": "off"})
+        for status, headers, body, took in answers:
+            print(f"  during: {status} in {took:.1f}s, Retry-After {headers.get('Retry-After')}: {body[:120]}")
+        checks.check(all(a[0] == 503 for a in answers), "election: reads answer 503", [a[0] for a in answers])
+        checks.check(all(a[3] <= 2 + 1.5 for a in answers), "election: each within 2 s (+1.5 s slack)",
+                     [round(a[3], 1) for a in answers])
+        checks.check(all(a[1].get("Retry-After") for a in answers), "election: Retry-After on each 503")
+        checks.check(all("no primary" in a[2] and "cannot reach" not in a[2] for a in answers),
+                     "election: the message names the election, not reachability", answers[-1][2][:200])
+        back = wait_for(lambda: get("/locations")[0] == 200, 5, step=0.2)
+        checks.check(back, "election: reads answer 200 within 5 s once it is over")
+    finally:
+        p.terminate()
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
 
 
 def make_places(db, n):

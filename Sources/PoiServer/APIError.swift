@@ -23,6 +23,9 @@ enum APIError: Error, Sendable {
     case unavailable(String)
     /// A database call got no answer within the request's deadline (query timeout plus margin).
     case databaseTimeout(Duration)
+    /// The replica set has no primary to answer (an election or a failover): the detail says
+    /// what the server said. The client retries after `Retry-After`.
+    case noPrimary(String)
     case unsupportedMediaType(String)
     case rangeNotSatisfiable(length: Int)
     /// If-Match or If-Unmodified-Since not met (RFC 9110 §13.1.1, §13.1.4); `etag`: the stored
@@ -37,7 +40,7 @@ enum APIError: Error, Sendable {
         case .unauthorized: return .unauthorized
         case .fileNotFound, .notFound: return .notFound
         case .payloadTooLarge, .imageTooLarge: return .contentTooLarge
-        case .unavailable, .databaseTimeout: return .serviceUnavailable
+        case .unavailable, .databaseTimeout, .noPrimary: return .serviceUnavailable
         case .unsupportedMediaType: return .unsupportedMediaType
         case .rangeNotSatisfiable: return .rangeNotSatisfiable
         case .preconditionFailed: return .preconditionFailed
@@ -94,6 +97,8 @@ enum APIError: Error, Sendable {
         case .databaseTimeout(let limit):
             let ms = limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
             return "the database did not answer within \(Double(ms) / 1000) s"
+        case .noPrimary(let detail):
+            return "the database has no primary to answer now (a replica-set election or failover: \(detail)); retry in a few seconds"
         case .rangeNotSatisfiable: return "range not satisfiable"
         case .preconditionFailed(let reason, _): return "precondition failed: \(reason)"
         case .store(let error):

@@ -59,11 +59,21 @@ public struct PoiServer: Sendable {
 
     private func serve(gateway: StoreGateway, imagingPool: NIOThreadPool,
                        onListening: @escaping @Sendable (Int) async -> Void) async throws(ServeError) {
-        do {
-            try await gateway.ping()
-        } catch {
-            if case .store(let store) = error { throw .databaseUnreachable(store) }
-            throw .failed(error.message)
+        // Requests wait only `requestSelectionSeconds` for a server; starting up, the database
+        // gets `startupTimeoutMS` (`--server-timeout`) to be there, a ping after another.
+        let giveUp = ContinuousClock.now + .milliseconds(configuration.startupTimeoutMS)
+        while true {
+            do {
+                try await gateway.ping()
+                break
+            } catch {
+                if case .store(.unreachable) = error, ContinuousClock.now < giveUp {
+                    try? await Task.sleep(for: .milliseconds(200))
+                    continue
+                }
+                if case .store(let store) = error { throw .databaseUnreachable(store) }
+                throw .failed(error.message)
+            }
         }
         let swept = await gateway.removeStaleStagedUploads()
         if swept.removed > 0 {

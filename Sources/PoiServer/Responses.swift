@@ -42,6 +42,9 @@ enum Reply {
         return "W/\"\(String(bytes.count, radix: 16))-\(digest.prefix(27))\""
     }
 
+    /// `Retry-After` on a 503: about the length of a replica-set election.
+    static let retryAfterSeconds = 5
+
     /// Any error a handler or middleware throws, as the client sees it.
     static func response(for error: any Error, request: Request, context: some RequestContext) throws -> Response {
         switch error {
@@ -57,6 +60,9 @@ enum Reply {
         if case .rangeNotSatisfiable(let length) = error { response.headers[.contentRange] = "bytes */\(length)" }
         if case .unauthorized = error { response.headers[.wwwAuthenticate] = "Bearer" }
         if case .preconditionFailed(_, let etag?) = error { response.headers[.eTag] = etag }
+        // Every 503 is "not now": an election, a stalled or unreachable database, a server
+        // going down. Clients and proxies back off for this long rather than retry at once.
+        if error.status == .serviceUnavailable { response.headers[.retryAfter] = String(Self.retryAfterSeconds) }
         return response
     }
 }

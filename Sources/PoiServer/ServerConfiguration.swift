@@ -16,6 +16,12 @@ public struct ServerConfiguration: Sendable {
     /// libmongoc the same sum as its socket timeout, so a thread held by a stalled call is freed
     /// about when its client is told.
     public static let databaseMarginSeconds = 2
+    /// How long one request waits for a selectable (primary) server, unless the URI says: an
+    /// election takes 5–15 s, and a client told 503 with Retry-After at once does better than one
+    /// kept waiting for it. The start-up ping still waits `startupTimeoutMS`.
+    public static let requestSelectionSeconds = 2.0
+    /// How long the start-up ping waits for the database (`--server-timeout`).
+    public var startupTimeoutMS = 10_000
     /// A connection whose client sends nothing for this long is closed: between requests, and
     /// in the middle of a request's head or body (slow-loris clients). A response being sent is
     /// not cut (Hummingbird's idle handler waits while a request is answered).

@@ -56,10 +56,31 @@ final class StoreGateway: Sendable {
     /// queue drains instead of every queued call waiting its own timeout in turn.
     private func run<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(APIError) -> T {
         let (pool, deadline) = (pool, databaseDeadline)
-        return try await Self.answering {
-            try await DeadlineRun.run(on: pool, within: deadline, timeout: APIError.databaseTimeout(deadline)) {
-                () throws -> T in try body()
+        do {
+            return try await Self.answering {
+                try await DeadlineRun.run(on: pool, within: deadline, timeout: APIError.databaseTimeout(deadline)) {
+                    () throws -> T in try body()
+                }
             }
+        } catch {
+            throw await electionAware(error)
+        }
+    }
+
+    /// During an election the primary answers "not primary", and then no member is selectable
+    /// for a while: libmongoc reports that as "no suitable server", which must not read as an
+    /// unreachable database (the operator would look for a network fault). A server that
+    /// answers the health probe's ping but cannot be selected has no primary.
+    private func electionAware(_ error: APIError) async -> APIError {
+        guard case .store(let store) = error else { return error }
+        switch store {
+        case .server(let code, let name, let message, _) where ServerErrorCode.notPrimary.contains(code):
+            return .noPrimary("MongoDB error \(code)\(name.isEmpty ? "" : " (\(name))"): \(message)")
+        case .unreachable:
+            if let health, await health.problem() == nil { return .noPrimary("the server answers, but no member is primary") }
+            return error
+        default:
+            return error
         }
     }
 

@@ -42,6 +42,10 @@ public enum ServerErrorCode {
         14031,  // OutOfDiskSpace
     ])
 
+    /// The member asked is not (or no longer) the primary, or is going down: what a replica set
+    /// answers during an election or a failover.
+    public static let notPrimary: Set<Int> = [91, 189, 10107, 11600, 11602, 13435, 13436]
+
     /// Write-concern failures: the write reached the primary, but its durability (replication to
     /// `w` members) is not known.
     public static let writeConcern: Set<Int> = [64, 79, 100]

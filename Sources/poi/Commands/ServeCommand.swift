@@ -105,7 +105,8 @@ struct ServeCommand: AsyncParsableCommand {
         // database (a paused process, a peer that never answers) fails requests with 503 and
         // frees their threads, instead of holding both for libmongoc's 300 s.
         let margin = Double(ServerConfiguration.databaseMarginSeconds)
-        let connection = try database.connect(socketTimeout: queryTimeout + margin)
+        let connection = try database.connect(socketTimeout: queryTimeout + margin,
+                                              selection: ServerConfiguration.requestSelectionSeconds)
         let health = try database.connect(probe: Double(ServerConfiguration().healthTimeoutSeconds))
         let dbName = database.databaseName(for: connection)
         let db = MongoDatabase(connection: connection, name: dbName)
@@ -117,6 +118,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.maxUpload = maxUpload
         config.maxResults = maxResults
         config.queryTimeoutMS = Int(queryTimeout * 1000)
+        config.startupTimeoutMS = Int(database.serverTimeout * 1000)
         config.idleTimeoutMS = Int64(idleTimeout * 1000)
         let envToken = ProcessInfo.processInfo.environment["POI_WRITE_TOKEN"]
         config.writeToken = writeToken ?? (envToken?.isEmpty == false ? envToken : nil)

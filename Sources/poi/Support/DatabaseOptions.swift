@@ -44,9 +44,11 @@ struct DatabaseOptions: ParsableArguments {
     /// libmongoc's 300 s (a slow bulk write is still progress); `poi serve` gives its query
     /// timeout plus a margin, so a stalled database fails a request instead of holding it.
     /// `probe`: tight timeouts that win over the URI's, for a health check that must answer.
-    func connect(socketTimeout: Double? = nil, probe: Double? = nil) throws -> MongoConnection {
+    /// `selection`: how long one operation waits for a server, when shorter than
+    /// `--server-timeout` (a URI that sets `serverSelectionTimeoutMS` wins).
+    func connect(socketTimeout: Double? = nil, probe: Double? = nil, selection: Double? = nil) throws -> MongoConnection {
         var options = ConnectionOptions()
-        options.serverSelectionTimeoutMS = Int32(serverTimeout * 1000)
+        options.serverSelectionTimeoutMS = Int32(min(serverTimeout, selection ?? serverTimeout) * 1000)
         options.connectTimeoutMS = min(options.connectTimeoutMS, Int32(serverTimeout * 1000))
         if let socketTimeout { options.socketTimeoutMS = Int32(min(socketTimeout * 1000, Double(Int32.max))) }
         if let probe {
