@@ -93,7 +93,7 @@ bench: setup
 #   (ROWS= KILLS= SEED= IMAGES=; short CI run: make crash-test ROWS=2000 KILLS=4).
 # fault-test: server stopped mid-import and mid-export, uploads full / read-only (own server).
 # hostile-test: the hostile-input table (Tests/PoiCLITests/HostileInputTests.swift) against a live server.
-.PHONY: crash-test fault-test hostile-test
+.PHONY: crash-test fault-test hostile-test api-fuzz
 CRASH_ENV = $(if $(ROWS),ROWS=$(ROWS)) $(if $(KILLS),KILLS=$(KILLS)) $(if $(SEED),SEED=$(SEED)) $(if $(IMAGES),IMAGES=$(IMAGES))
 # The suites drive a release binary; CI passes POI_BUILD=build-debug POI_BIN=.build/debug/poi to
 # reuse the debug build `make test` needs anyway (one build instead of two).
@@ -103,6 +103,9 @@ crash-test: $(POI_BUILD)
 	@POI=$(CURDIR)/$(POI_BIN) $(CRASH_ENV) .venv/bin/python scripts/crash-test.py
 fault-test: $(POI_BUILD)
 	@POI=$(CURDIR)/$(POI_BIN) $(if $(ROWS),ROWS=$(ROWS)) $(if $(SEED),SEED=$(SEED)) .venv/bin/python scripts/fault-test.py
+# api-fuzz: schemathesis against a live poi serve and its OpenAPI document (EXAMPLES= per operation).
+api-fuzz: $(POI_BUILD)
+	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with scripts/api-fuzz.sh
 hostile-test: build-debug
 	@scripts/db.sh with $(SWIFT) test --skip-build --filter HostileInputTests
 

@@ -159,6 +159,8 @@ public struct PoiServer: Sendable {
             return Reply.json(out, status: problems.isEmpty ? .ok : .serviceUnavailable)
         }
 
+        // Shadows a collection named `openapi.json`, as `/healthz` shadows `healthz`.
+        router.get("/openapi.json") { _, _ in Reply.json(OpenAPIDocument.bytes) }
         router.post("/files") { request, _ in try await fileRoutes.upload(request) }
         router.get("/files/:id") { request, context in
             try await fileRoutes.download(request, id: pathParameter(context, "id"), thumbnail: false, head: false, channel: context.channel)

@@ -1,0 +1,2145 @@
+/// The OpenAPI 3.1 description of `poi serve`'s API, served at `GET /openapi.json`: every route,
+/// parameter, request body, response (status, headers, schema), the write-token scheme and the
+/// links between operations. Kept by hand beside the routes (PoiServer.buildRouter); a test
+/// fails when a route is missing here or an operation here has no route, and schemathesis
+/// (`make api-fuzz`, in CI) checks the live server against it.
+enum OpenAPIDocument {
+    static let json = #"""
+{
+ "openapi": "3.1.0",
+ "info": {
+  "title": "PoiKit poi serve",
+  "version": "1.0.0",
+  "description": "The TourMyTown backend's REST API as `poi serve` answers it: the tutorial's Express server's routes and answers, made safe. Generate a Swift client with swift-openapi-generator (README)."
+ },
+ "servers": [
+  {
+   "url": "http://127.0.0.1:3000"
+  }
+ ],
+ "components": {
+  "securitySchemes": {
+   "writeToken": {
+    "type": "http",
+    "scheme": "bearer",
+    "description": "Needed for writes only when the server was started with --write-token or POI_WRITE_TOKEN."
+   }
+  },
+  "schemas": {
+   "ObjectIdHex": {
+    "type": "string",
+    "pattern": "^[0-9a-fA-F]{24}$"
+   },
+   "Error": {
+    "type": "object",
+    "required": [
+     "error"
+    ],
+    "properties": {
+     "error": {
+      "type": "string"
+     },
+     "operator": {
+      "type": "string"
+     }
+    }
+   },
+   "Document": {
+    "type": "object",
+    "description": "A stored document as JSON (dates as ISO 8601, ObjectIds as hex).",
+    "additionalProperties": true
+   },
+   "NewDocument": {
+    "type": "object",
+    "description": "Any JSON object; top-level names may not start with '$', and no name may be empty.",
+    "additionalProperties": true
+   },
+   "Place": {
+    "type": "object",
+    "description": "A `locations` document as the app reads it.",
+    "properties": {
+     "_id": {
+      "$ref": "#/components/schemas/ObjectIdHex"
+     },
+     "name": {
+      "type": "string"
+     },
+     "placename": {
+      "type": "string"
+     },
+     "details": {
+      "type": "string"
+     },
+     "location": {
+      "type": "object",
+      "properties": {
+       "type": {
+        "const": "Point"
+       },
+       "coordinates": {
+        "type": "array",
+        "items": {
+         "type": "number"
+        },
+        "minItems": 2
+       }
+      }
+     },
+     "categories": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      }
+     },
+     "imageId": {
+      "type": "string"
+     },
+     "thumbnailId": {
+      "type": "string"
+     }
+    },
+    "additionalProperties": true
+   },
+   "FileDocument": {
+    "type": "object",
+    "properties": {
+     "_id": {
+      "$ref": "#/components/schemas/ObjectIdHex"
+     },
+     "content-type": {
+      "type": "string"
+     },
+     "ext": {
+      "type": "string"
+     }
+    },
+    "additionalProperties": true
+   },
+   "Created": {
+    "type": "object",
+    "required": [
+     "_id"
+    ],
+    "properties": {
+     "_id": {
+      "$ref": "#/components/schemas/ObjectIdHex"
+     }
+    },
+    "additionalProperties": true
+   },
+   "Deleted": {
+    "type": "object",
+    "properties": {
+     "n": {
+      "type": "integer"
+     },
+     "ok": {
+      "type": "integer"
+     },
+     "deletedCount": {
+      "type": "integer"
+     }
+    },
+    "additionalProperties": true
+   },
+   "FeatureCollection": {
+    "type": "object",
+    "required": [
+     "type",
+     "features"
+    ],
+    "properties": {
+     "type": {
+      "const": "FeatureCollection"
+     },
+     "features": {
+      "type": "array",
+      "items": {
+       "type": "object"
+      }
+     }
+    }
+   },
+   "Health": {
+    "type": "object",
+    "required": [
+     "ok",
+     "problems"
+    ],
+    "properties": {
+     "ok": {
+      "type": "boolean"
+     },
+     "problems": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      }
+     }
+    }
+   }
+  }
+ },
+ "paths": {
+  "/": {
+   "get": {
+    "operationId": "hello",
+    "summary": "The hello page.",
+    "responses": {
+     "200": {
+      "description": "HTML.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/healthz": {
+   "get": {
+    "operationId": "health",
+    "summary": "Database answering and uploads writable.",
+    "responses": {
+     "200": {
+      "description": "Healthy.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Health"
+        }
+       }
+      },
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "Not healthy.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Health"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/openapi.json": {
+   "get": {
+    "operationId": "openapi",
+    "summary": "This document.",
+    "responses": {
+     "200": {
+      "description": "The OpenAPI document.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      },
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/files": {
+   "get": {
+    "operationId": "listFiles",
+    "summary": "The `files` documents.",
+    "parameters": [
+     {
+      "name": "query",
+      "in": "query",
+      "description": "A MongoDB filter as JSON; server-side JavaScript operators are refused.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "limit",
+      "in": "query",
+      "description": "At most this many documents (0: the server's cap).",
+      "schema": {
+       "type": "integer",
+       "minimum": 0
+      }
+     },
+     {
+      "name": "skip",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 0
+      }
+     },
+     {
+      "name": "sort",
+      "in": "query",
+      "description": "`name,-created_at` or a JSON object of 1/-1.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "fields",
+      "in": "query",
+      "description": "`name,location`: those fields and `_id`.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "format",
+      "in": "query",
+      "description": "`geojson`: a FeatureCollection (locations only).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "json",
+        "geojson"
+       ]
+      }
+     }
+    ],
+    "responses": {
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "200": {
+      "description": "Documents.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "array",
+         "items": {
+          "$ref": "#/components/schemas/FileDocument"
+         }
+        }
+       }
+      },
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "504": {
+      "description": "The query took longer than the server's limit.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   },
+   "post": {
+    "operationId": "uploadFile",
+    "summary": "Store an image (raw body or multipart part `file`).",
+    "security": [
+     {},
+     {
+      "writeToken": []
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "image/jpeg": {
+       "schema": {
+        "type": "string",
+        "format": "binary"
+       }
+      },
+      "image/png": {
+       "schema": {
+        "type": "string",
+        "format": "binary"
+       }
+      },
+      "image/gif": {
+       "schema": {
+        "type": "string",
+        "format": "binary"
+       }
+      },
+      "image/webp": {
+       "schema": {
+        "type": "string",
+        "format": "binary"
+       }
+      },
+      "multipart/form-data": {
+       "schema": {
+        "type": "object",
+        "required": [
+         "file"
+        ],
+        "properties": {
+         "file": {
+          "type": "string",
+          "format": "binary"
+         }
+        }
+       }
+      }
+     }
+    },
+    "responses": {
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is larger than the server accepts.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body's Content-Type is not accepted.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "201": {
+      "description": "Stored.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Created"
+        }
+       }
+      },
+      "links": {
+       "GetFile": {
+        "operationId": "downloadFile",
+        "parameters": {
+         "id": "$response.body#/_id"
+        }
+       },
+       "GetThumbnail": {
+        "operationId": "downloadThumbnail",
+        "parameters": {
+         "id": "$response.body#/_id"
+        }
+       },
+       "DeleteFile": {
+        "operationId": "deleteFile",
+        "parameters": {
+         "id": "$response.body#/_id"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/files/{id}": {
+   "get": {
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "description": "A file's `_id`: 24 hex digits.",
+      "schema": {
+       "$ref": "#/components/schemas/ObjectIdHex"
+      }
+     },
+     {
+      "name": "Range",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-None-Match",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Match",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Range",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Modified-Since",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Unmodified-Since",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file's bytes.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Last-Modified": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Accept-Ranges": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "image/jpeg": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/png": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/gif": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/webp": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       }
+      }
+     },
+     "206": {
+      "description": "The range asked for.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Last-Modified": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Accept-Ranges": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Content-Range": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "image/jpeg": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/png": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/gif": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/webp": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such file or thumbnail.",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "412": {
+      "description": "If-Match or If-Unmodified-Since not met.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "416": {
+      "description": "Range not satisfiable.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Content-Range": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "500": {
+      "description": "The stored bytes are damaged.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    },
+    "operationId": "downloadFile",
+    "summary": "The file's bytes."
+   },
+   "head": {
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "description": "A file's `_id`: 24 hex digits.",
+      "schema": {
+       "$ref": "#/components/schemas/ObjectIdHex"
+      }
+     },
+     {
+      "name": "Range",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-None-Match",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Match",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Range",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Modified-Since",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Unmodified-Since",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file's bytes.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Last-Modified": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Accept-Ranges": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "206": {
+      "description": "The range asked for.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Last-Modified": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Accept-Ranges": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Content-Range": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body."
+     },
+     "404": {
+      "description": "No such file or thumbnail."
+     },
+     "412": {
+      "description": "If-Match or If-Unmodified-Since not met.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "416": {
+      "description": "Range not satisfiable.",
+      "headers": {
+       "Content-Range": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "500": {
+      "description": "The stored bytes are damaged."
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    },
+    "operationId": "headFile",
+    "summary": "The file's headers."
+   },
+   "put": {
+    "operationId": "replaceFileDocument",
+    "summary": "Replace the `files` document.",
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "description": "A file's `_id`: 24 hex digits.",
+      "schema": {
+       "$ref": "#/components/schemas/ObjectIdHex"
+      }
+     }
+    ],
+    "security": [
+     {},
+     {
+      "writeToken": []
+     }
+    ],
+    "requestBody": {
+     "required": false,
+     "description": "A JSON object; an empty body is an empty document, as the reference server takes it.",
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/NewDocument"
+       }
+      }
+     }
+    },
+    "responses": {
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is larger than the server accepts.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body's Content-Type is not accepted.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "200": {
+      "description": "The new document.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Document"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "A unique key is taken.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   },
+   "delete": {
+    "operationId": "deleteFile",
+    "summary": "Delete the file, its bytes and its thumbnails.",
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "description": "A file's `_id`: 24 hex digits.",
+      "schema": {
+       "$ref": "#/components/schemas/ObjectIdHex"
+      }
+     }
+    ],
+    "security": [
+     {},
+     {
+      "writeToken": []
+     }
+    ],
+    "responses": {
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "200": {
+      "description": "Deleted.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deleted"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/files/{id}/thumbnail": {
+   "get": {
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "description": "A file's `_id`: 24 hex digits.",
+      "schema": {
+       "$ref": "#/components/schemas/ObjectIdHex"
+      }
+     },
+     {
+      "name": "Range",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-None-Match",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Match",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Range",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Modified-Since",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Unmodified-Since",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The thumbnail's bytes.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Last-Modified": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Accept-Ranges": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "image/jpeg": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/png": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/gif": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/webp": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       }
+      }
+     },
+     "206": {
+      "description": "The range asked for.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Last-Modified": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Accept-Ranges": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Content-Range": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "image/jpeg": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/png": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/gif": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       },
+       "image/webp": {
+        "schema": {
+         "type": "string",
+         "format": "binary"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such file or thumbnail.",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "412": {
+      "description": "If-Match or If-Unmodified-Since not met.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "416": {
+      "description": "Range not satisfiable.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Content-Range": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "500": {
+      "description": "The stored bytes are damaged.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    },
+    "operationId": "downloadThumbnail",
+    "summary": "The file's thumbnail."
+   },
+   "head": {
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "description": "A file's `_id`: 24 hex digits.",
+      "schema": {
+       "$ref": "#/components/schemas/ObjectIdHex"
+      }
+     },
+     {
+      "name": "Range",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-None-Match",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Match",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Range",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Modified-Since",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "If-Unmodified-Since",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The thumbnail's bytes.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Last-Modified": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Accept-Ranges": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "206": {
+      "description": "The range asked for.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Last-Modified": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Accept-Ranges": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Content-Range": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body."
+     },
+     "404": {
+      "description": "No such file or thumbnail."
+     },
+     "412": {
+      "description": "If-Match or If-Unmodified-Since not met.",
+      "headers": {
+       "ETag": {
+        "description": "The stored file's strong validator.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "416": {
+      "description": "Range not satisfiable.",
+      "headers": {
+       "Content-Range": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "500": {
+      "description": "The stored bytes are damaged."
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    },
+    "operationId": "headThumbnail",
+    "summary": "The thumbnail's headers."
+   }
+  },
+  "/{collection}": {
+   "get": {
+    "operationId": "listDocuments",
+    "summary": "Documents of a collection (at most the server's cap).",
+    "parameters": [
+     {
+      "name": "collection",
+      "in": "path",
+      "required": true,
+      "description": "A collection name (not system.*, no '$').",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 200,
+       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
+      }
+     },
+     {
+      "name": "query",
+      "in": "query",
+      "description": "A MongoDB filter as JSON; server-side JavaScript operators are refused.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "limit",
+      "in": "query",
+      "description": "At most this many documents (0: the server's cap).",
+      "schema": {
+       "type": "integer",
+       "minimum": 0
+      }
+     },
+     {
+      "name": "skip",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 0
+      }
+     },
+     {
+      "name": "sort",
+      "in": "query",
+      "description": "`name,-created_at` or a JSON object of 1/-1.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "fields",
+      "in": "query",
+      "description": "`name,location`: those fields and `_id`.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "format",
+      "in": "query",
+      "description": "`geojson`: a FeatureCollection (locations only).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "json",
+        "geojson"
+       ]
+      }
+     }
+    ],
+    "responses": {
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "200": {
+      "description": "Documents (JSON), a FeatureCollection (format=geojson) or an HTML table (a browser).",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "X-Results-Truncated": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "array",
+         "items": {
+          "$ref": "#/components/schemas/Document"
+         }
+        }
+       },
+       "application/geo+json": {
+        "schema": {
+         "$ref": "#/components/schemas/FeatureCollection"
+        }
+       },
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified (If-None-Match).",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "504": {
+      "description": "The query took longer than the server's limit.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   },
+   "post": {
+    "operationId": "createDocument",
+    "summary": "Insert a document (adds created_at).",
+    "parameters": [
+     {
+      "name": "collection",
+      "in": "path",
+      "required": true,
+      "description": "A collection name (not system.*, no '$').",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 200,
+       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
+      }
+     }
+    ],
+    "security": [
+     {},
+     {
+      "writeToken": []
+     }
+    ],
+    "requestBody": {
+     "required": false,
+     "description": "A JSON object; an empty body is an empty document, as the reference server takes it.",
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/NewDocument"
+       }
+      }
+     }
+    },
+    "responses": {
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is larger than the server accepts.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body's Content-Type is not accepted.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "201": {
+      "description": "The stored document.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Created"
+        }
+       }
+      },
+      "links": {
+       "GetDocument": {
+        "operationId": "getDocument",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "entity": "$response.body#/_id"
+        }
+       },
+       "ReplaceDocument": {
+        "operationId": "replaceDocument",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "entity": "$response.body#/_id"
+        }
+       },
+       "DeleteDocument": {
+        "operationId": "deleteDocument",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "entity": "$response.body#/_id"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "A unique key is taken.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/{collection}/{entity}": {
+   "get": {
+    "operationId": "getDocument",
+    "summary": "One document; an empty 200 when there is none (as the reference).",
+    "parameters": [
+     {
+      "name": "collection",
+      "in": "path",
+      "required": true,
+      "description": "A collection name (not system.*, no '$').",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 200,
+       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
+      }
+     },
+     {
+      "name": "entity",
+      "in": "path",
+      "required": true,
+      "description": "A document's `_id`: 24 hex digits.",
+      "schema": {
+       "$ref": "#/components/schemas/ObjectIdHex"
+      }
+     }
+    ],
+    "responses": {
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "200": {
+      "description": "The document as JSON (a Document), or an empty body with no Content-Type when there is none, as the reference answers.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified (If-None-Match).",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   },
+   "put": {
+    "operationId": "replaceDocument",
+    "summary": "Replace a document (adds updated_at).",
+    "parameters": [
+     {
+      "name": "collection",
+      "in": "path",
+      "required": true,
+      "description": "A collection name (not system.*, no '$').",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 200,
+       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
+      }
+     },
+     {
+      "name": "entity",
+      "in": "path",
+      "required": true,
+      "description": "A document's `_id`: 24 hex digits.",
+      "schema": {
+       "$ref": "#/components/schemas/ObjectIdHex"
+      }
+     }
+    ],
+    "security": [
+     {},
+     {
+      "writeToken": []
+     }
+    ],
+    "requestBody": {
+     "required": false,
+     "description": "A JSON object; an empty body is an empty document, as the reference server takes it.",
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/NewDocument"
+       }
+      }
+     }
+    },
+    "responses": {
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is larger than the server accepts.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body's Content-Type is not accepted.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "200": {
+      "description": "The new document.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Document"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "A unique key is taken.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   },
+   "delete": {
+    "operationId": "deleteDocument",
+    "summary": "Delete a document.",
+    "parameters": [
+     {
+      "name": "collection",
+      "in": "path",
+      "required": true,
+      "description": "A collection name (not system.*, no '$').",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 200,
+       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
+      }
+     },
+     {
+      "name": "entity",
+      "in": "path",
+      "required": true,
+      "description": "A document's `_id`: 24 hex digits.",
+      "schema": {
+       "$ref": "#/components/schemas/ObjectIdHex"
+      }
+     }
+    ],
+    "security": [
+     {},
+     {
+      "writeToken": []
+     }
+    ],
+    "responses": {
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      },
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "200": {
+      "description": "Deleted.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deleted"
+        }
+       }
+      }
+     }
+    }
+   }
+  }
+ }
+}
+"""#
+
+    static let bytes = Array(json.utf8)
+}
