@@ -62,7 +62,7 @@ final class OverlapProbe: PlaceRepository {
         let rows = (0..<8).map { "k\($0),Place \($0),1.5,\(Double($0) + 0.25)," }
         let fx = try Fixture(rows: rows)
         defer { fx.remove() }
-        let probe = OverlapProbe(calls: 4, patience: 30)
+        let probe = OverlapProbe(calls: 4, patience: 90)
         let summary = try ImportJob(options: fx.options { $0.batchSize = 2 }, places: probe, images: InMemoryImages())
             .run(files: [fx.csv])
         let state = probe.state.withLock { $0 }
