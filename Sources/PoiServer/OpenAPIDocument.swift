@@ -18,6 +18,468 @@ enum OpenAPIDocument {
   }
  ],
  "components": {
+  "responses": {
+   "BadRequest": {
+    "description": "The request is malformed: a bad id, query, parameter or body.",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   },
+   "Unauthorized": {
+    "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   },
+   "Unavailable": {
+    "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    },
+    "headers": {
+     "Retry-After": {
+      "description": "Seconds to wait before retrying.",
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "TooLarge": {
+    "description": "The body is larger than the server accepts.",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   },
+   "UnsupportedMediaType": {
+    "description": "The body's Content-Type is not accepted.",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   },
+   "Conflict": {
+    "description": "A unique key is taken.",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   },
+   "QueryTimeout": {
+    "description": "The query took longer than the server's limit.",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   },
+   "FileBytes": {
+    "description": "The bytes.",
+    "headers": {
+     "ETag": {
+      "description": "The stored file's strong validator.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Last-Modified": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Accept-Ranges": {
+      "schema": {
+       "type": "string"
+      }
+     }
+    },
+    "content": {
+     "image/jpeg": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "image/png": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "image/gif": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "image/webp": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     }
+    }
+   },
+   "FilePart": {
+    "description": "The range asked for.",
+    "headers": {
+     "ETag": {
+      "description": "The stored file's strong validator.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Last-Modified": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Accept-Ranges": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Content-Range": {
+      "schema": {
+       "type": "string"
+      }
+     }
+    },
+    "content": {
+     "image/jpeg": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "image/png": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "image/gif": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "image/webp": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     }
+    }
+   },
+   "FileNotModified": {
+    "description": "Not modified.",
+    "headers": {
+     "ETag": {
+      "description": "The stored file's strong validator.",
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "FileNotFound": {
+    "description": "No such file (the reference's plain text) or thumbnail (JSON).",
+    "content": {
+     "text/html": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   },
+   "FilePreconditionFailed": {
+    "description": "If-Match or If-Unmodified-Since not met.",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    },
+    "headers": {
+     "ETag": {
+      "description": "The stored file's strong validator.",
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "FileRangeNotSatisfiable": {
+    "description": "Range not satisfiable.",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    },
+    "headers": {
+     "Content-Range": {
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "FileDamaged": {
+    "description": "The stored bytes are damaged.",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   },
+   "HeadFileBytes": {
+    "description": "The bytes.",
+    "headers": {
+     "ETag": {
+      "description": "The stored file's strong validator.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Last-Modified": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Accept-Ranges": {
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "HeadFilePart": {
+    "description": "The range asked for.",
+    "headers": {
+     "ETag": {
+      "description": "The stored file's strong validator.",
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Last-Modified": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Accept-Ranges": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "Content-Range": {
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "HeadFileNotModified": {
+    "description": "Not modified.",
+    "headers": {
+     "ETag": {
+      "description": "The stored file's strong validator.",
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "HeadFileNotFound": {
+    "description": "No such file (the reference's plain text) or thumbnail (JSON)."
+   },
+   "HeadFilePreconditionFailed": {
+    "description": "If-Match or If-Unmodified-Since not met.",
+    "headers": {
+     "ETag": {
+      "description": "The stored file's strong validator.",
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "HeadFileRangeNotSatisfiable": {
+    "description": "Range not satisfiable.",
+    "headers": {
+     "Content-Range": {
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "HeadFileDamaged": {
+    "description": "The stored bytes are damaged."
+   }
+  },
+  "parameters": {
+   "Collection": {
+    "name": "collection",
+    "in": "path",
+    "required": true,
+    "description": "A collection name (not system.*, no '$').",
+    "schema": {
+     "type": "string",
+     "minLength": 1,
+     "maxLength": 200,
+     "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
+    }
+   },
+   "Entity": {
+    "name": "entity",
+    "in": "path",
+    "required": true,
+    "description": "A document's `_id`: 24 hex digits.",
+    "schema": {
+     "$ref": "#/components/schemas/ObjectIdHex"
+    }
+   },
+   "FileId": {
+    "name": "id",
+    "in": "path",
+    "required": true,
+    "description": "A file's `_id`: 24 hex digits.",
+    "schema": {
+     "$ref": "#/components/schemas/ObjectIdHex"
+    }
+   },
+   "List_query": {
+    "name": "query",
+    "in": "query",
+    "description": "A MongoDB filter as JSON; server-side JavaScript operators are refused.",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "List_limit": {
+    "name": "limit",
+    "in": "query",
+    "description": "At most this many documents (0: the server's cap).",
+    "schema": {
+     "type": "integer",
+     "minimum": 0
+    }
+   },
+   "List_skip": {
+    "name": "skip",
+    "in": "query",
+    "schema": {
+     "type": "integer",
+     "minimum": 0
+    }
+   },
+   "List_sort": {
+    "name": "sort",
+    "in": "query",
+    "description": "`name,-created_at` or a JSON object of 1/-1.",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "List_fields": {
+    "name": "fields",
+    "in": "query",
+    "description": "`name,location`: those fields and `_id`.",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "List_format": {
+    "name": "format",
+    "in": "query",
+    "description": "`geojson`: a FeatureCollection (locations only).",
+    "schema": {
+     "type": "string",
+     "enum": [
+      "json",
+      "geojson"
+     ]
+    }
+   },
+   "Header_Range": {
+    "name": "Range",
+    "in": "header",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "Header_IfNoneMatch": {
+    "name": "If-None-Match",
+    "in": "header",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "Header_IfMatch": {
+    "name": "If-Match",
+    "in": "header",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "Header_IfRange": {
+    "name": "If-Range",
+    "in": "header",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "Header_IfModifiedSince": {
+    "name": "If-Modified-Since",
+    "in": "header",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "Header_IfUnmodifiedSince": {
+    "name": "If-Unmodified-Since",
+    "in": "header",
+    "schema": {
+     "type": "string"
+    }
+   }
+  },
   "securitySchemes": {
    "writeToken": {
     "type": "http",
@@ -275,87 +737,30 @@ enum OpenAPIDocument {
     "summary": "The `files` documents.",
     "parameters": [
      {
-      "name": "query",
-      "in": "query",
-      "description": "A MongoDB filter as JSON; server-side JavaScript operators are refused.",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/List_query"
      },
      {
-      "name": "limit",
-      "in": "query",
-      "description": "At most this many documents (0: the server's cap).",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/List_limit"
      },
      {
-      "name": "skip",
-      "in": "query",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/List_skip"
      },
      {
-      "name": "sort",
-      "in": "query",
-      "description": "`name,-created_at` or a JSON object of 1/-1.",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/List_sort"
      },
      {
-      "name": "fields",
-      "in": "query",
-      "description": "`name,location`: those fields and `_id`.",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/List_fields"
      },
      {
-      "name": "format",
-      "in": "query",
-      "description": "`geojson`: a FeatureCollection (locations only).",
-      "schema": {
-       "type": "string",
-       "enum": [
-        "json",
-        "geojson"
-       ]
-      }
+      "$ref": "#/components/parameters/List_format"
      }
     ],
     "responses": {
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      },
      "200": {
       "description": "Documents.",
@@ -379,14 +784,7 @@ enum OpenAPIDocument {
       }
      },
      "504": {
-      "description": "The query took longer than the server's limit.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/QueryTimeout"
      }
     }
    },
@@ -444,62 +842,19 @@ enum OpenAPIDocument {
     },
     "responses": {
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      },
      "401": {
-      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "413": {
-      "description": "The body is larger than the server accepts.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/TooLarge"
      },
      "415": {
-      "description": "The body's Content-Type is not accepted.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/UnsupportedMediaType"
      },
      "201": {
       "description": "Stored.",
@@ -538,255 +893,54 @@ enum OpenAPIDocument {
    "get": {
     "parameters": [
      {
-      "name": "id",
-      "in": "path",
-      "required": true,
-      "description": "A file's `_id`: 24 hex digits.",
-      "schema": {
-       "$ref": "#/components/schemas/ObjectIdHex"
-      }
+      "$ref": "#/components/parameters/FileId"
      },
      {
-      "name": "Range",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_Range"
      },
      {
-      "name": "If-None-Match",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfNoneMatch"
      },
      {
-      "name": "If-Match",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfMatch"
      },
      {
-      "name": "If-Range",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfRange"
      },
      {
-      "name": "If-Modified-Since",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfModifiedSince"
      },
      {
-      "name": "If-Unmodified-Since",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfUnmodifiedSince"
      }
     ],
     "responses": {
      "200": {
-      "description": "The file's bytes.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Last-Modified": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Accept-Ranges": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      },
-      "content": {
-       "image/jpeg": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/png": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/gif": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/webp": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileBytes"
      },
      "206": {
-      "description": "The range asked for.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Last-Modified": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Accept-Ranges": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Content-Range": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      },
-      "content": {
-       "image/jpeg": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/png": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/gif": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/webp": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FilePart"
      },
      "304": {
-      "description": "Not modified.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileNotModified"
      },
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "404": {
-      "description": "No such file or thumbnail.",
-      "content": {
-       "text/html": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileNotFound"
      },
      "412": {
-      "description": "If-Match or If-Unmodified-Since not met.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FilePreconditionFailed"
      },
      "416": {
-      "description": "Range not satisfiable.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Content-Range": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileRangeNotSatisfiable"
      },
      "500": {
-      "description": "The stored bytes are damaged.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileDamaged"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      }
     },
     "operationId": "downloadFile",
@@ -795,156 +949,54 @@ enum OpenAPIDocument {
    "head": {
     "parameters": [
      {
-      "name": "id",
-      "in": "path",
-      "required": true,
-      "description": "A file's `_id`: 24 hex digits.",
-      "schema": {
-       "$ref": "#/components/schemas/ObjectIdHex"
-      }
+      "$ref": "#/components/parameters/FileId"
      },
      {
-      "name": "Range",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_Range"
      },
      {
-      "name": "If-None-Match",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfNoneMatch"
      },
      {
-      "name": "If-Match",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfMatch"
      },
      {
-      "name": "If-Range",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfRange"
      },
      {
-      "name": "If-Modified-Since",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfModifiedSince"
      },
      {
-      "name": "If-Unmodified-Since",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfUnmodifiedSince"
      }
     ],
     "responses": {
      "200": {
-      "description": "The file's bytes.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Last-Modified": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Accept-Ranges": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFileBytes"
      },
      "206": {
-      "description": "The range asked for.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Last-Modified": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Accept-Ranges": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Content-Range": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFilePart"
      },
      "304": {
-      "description": "Not modified.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFileNotModified"
      },
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body."
+      "$ref": "#/components/responses/BadRequest"
      },
      "404": {
-      "description": "No such file or thumbnail."
+      "$ref": "#/components/responses/HeadFileNotFound"
      },
      "412": {
-      "description": "If-Match or If-Unmodified-Since not met.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFilePreconditionFailed"
      },
      "416": {
-      "description": "Range not satisfiable.",
-      "headers": {
-       "Content-Range": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFileRangeNotSatisfiable"
      },
      "500": {
-      "description": "The stored bytes are damaged."
+      "$ref": "#/components/responses/HeadFileDamaged"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      }
     },
     "operationId": "headFile",
@@ -955,13 +1007,7 @@ enum OpenAPIDocument {
     "summary": "Replace the `files` document.",
     "parameters": [
      {
-      "name": "id",
-      "in": "path",
-      "required": true,
-      "description": "A file's `_id`: 24 hex digits.",
-      "schema": {
-       "$ref": "#/components/schemas/ObjectIdHex"
-      }
+      "$ref": "#/components/parameters/FileId"
      }
     ],
     "security": [
@@ -983,62 +1029,19 @@ enum OpenAPIDocument {
     },
     "responses": {
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      },
      "401": {
-      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "413": {
-      "description": "The body is larger than the server accepts.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/TooLarge"
      },
      "415": {
-      "description": "The body's Content-Type is not accepted.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/UnsupportedMediaType"
      },
      "200": {
       "description": "The new document.",
@@ -1051,14 +1054,7 @@ enum OpenAPIDocument {
       }
      },
      "409": {
-      "description": "A unique key is taken.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Conflict"
      }
     }
    },
@@ -1067,13 +1063,7 @@ enum OpenAPIDocument {
     "summary": "Delete the file, its bytes and its thumbnails.",
     "parameters": [
      {
-      "name": "id",
-      "in": "path",
-      "required": true,
-      "description": "A file's `_id`: 24 hex digits.",
-      "schema": {
-       "$ref": "#/components/schemas/ObjectIdHex"
-      }
+      "$ref": "#/components/parameters/FileId"
      }
     ],
     "security": [
@@ -1084,42 +1074,13 @@ enum OpenAPIDocument {
     ],
     "responses": {
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      },
      "401": {
-      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "200": {
       "description": "Deleted.",
@@ -1138,255 +1099,54 @@ enum OpenAPIDocument {
    "get": {
     "parameters": [
      {
-      "name": "id",
-      "in": "path",
-      "required": true,
-      "description": "A file's `_id`: 24 hex digits.",
-      "schema": {
-       "$ref": "#/components/schemas/ObjectIdHex"
-      }
+      "$ref": "#/components/parameters/FileId"
      },
      {
-      "name": "Range",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_Range"
      },
      {
-      "name": "If-None-Match",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfNoneMatch"
      },
      {
-      "name": "If-Match",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfMatch"
      },
      {
-      "name": "If-Range",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfRange"
      },
      {
-      "name": "If-Modified-Since",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfModifiedSince"
      },
      {
-      "name": "If-Unmodified-Since",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfUnmodifiedSince"
      }
     ],
     "responses": {
      "200": {
-      "description": "The thumbnail's bytes.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Last-Modified": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Accept-Ranges": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      },
-      "content": {
-       "image/jpeg": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/png": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/gif": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/webp": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileBytes"
      },
      "206": {
-      "description": "The range asked for.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Last-Modified": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Accept-Ranges": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Content-Range": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      },
-      "content": {
-       "image/jpeg": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/png": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/gif": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       },
-       "image/webp": {
-        "schema": {
-         "type": "string",
-         "format": "binary"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FilePart"
      },
      "304": {
-      "description": "Not modified.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileNotModified"
      },
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "404": {
-      "description": "No such file or thumbnail.",
-      "content": {
-       "text/html": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileNotFound"
      },
      "412": {
-      "description": "If-Match or If-Unmodified-Since not met.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FilePreconditionFailed"
      },
      "416": {
-      "description": "Range not satisfiable.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Content-Range": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileRangeNotSatisfiable"
      },
      "500": {
-      "description": "The stored bytes are damaged.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/FileDamaged"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      }
     },
     "operationId": "downloadThumbnail",
@@ -1395,156 +1155,54 @@ enum OpenAPIDocument {
    "head": {
     "parameters": [
      {
-      "name": "id",
-      "in": "path",
-      "required": true,
-      "description": "A file's `_id`: 24 hex digits.",
-      "schema": {
-       "$ref": "#/components/schemas/ObjectIdHex"
-      }
+      "$ref": "#/components/parameters/FileId"
      },
      {
-      "name": "Range",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_Range"
      },
      {
-      "name": "If-None-Match",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfNoneMatch"
      },
      {
-      "name": "If-Match",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfMatch"
      },
      {
-      "name": "If-Range",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfRange"
      },
      {
-      "name": "If-Modified-Since",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfModifiedSince"
      },
      {
-      "name": "If-Unmodified-Since",
-      "in": "header",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Header_IfUnmodifiedSince"
      }
     ],
     "responses": {
      "200": {
-      "description": "The thumbnail's bytes.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Last-Modified": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Accept-Ranges": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFileBytes"
      },
      "206": {
-      "description": "The range asked for.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Last-Modified": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Accept-Ranges": {
-        "schema": {
-         "type": "string"
-        }
-       },
-       "Content-Range": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFilePart"
      },
      "304": {
-      "description": "Not modified.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFileNotModified"
      },
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body."
+      "$ref": "#/components/responses/BadRequest"
      },
      "404": {
-      "description": "No such file or thumbnail."
+      "$ref": "#/components/responses/HeadFileNotFound"
      },
      "412": {
-      "description": "If-Match or If-Unmodified-Since not met.",
-      "headers": {
-       "ETag": {
-        "description": "The stored file's strong validator.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFilePreconditionFailed"
      },
      "416": {
-      "description": "Range not satisfiable.",
-      "headers": {
-       "Content-Range": {
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/HeadFileRangeNotSatisfiable"
      },
      "500": {
-      "description": "The stored bytes are damaged."
+      "$ref": "#/components/responses/HeadFileDamaged"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      }
     },
     "operationId": "headThumbnail",
@@ -1557,99 +1215,33 @@ enum OpenAPIDocument {
     "summary": "Documents of a collection (at most the server's cap).",
     "parameters": [
      {
-      "name": "collection",
-      "in": "path",
-      "required": true,
-      "description": "A collection name (not system.*, no '$').",
-      "schema": {
-       "type": "string",
-       "minLength": 1,
-       "maxLength": 200,
-       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
-      }
+      "$ref": "#/components/parameters/Collection"
      },
      {
-      "name": "query",
-      "in": "query",
-      "description": "A MongoDB filter as JSON; server-side JavaScript operators are refused.",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/List_query"
      },
      {
-      "name": "limit",
-      "in": "query",
-      "description": "At most this many documents (0: the server's cap).",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/List_limit"
      },
      {
-      "name": "skip",
-      "in": "query",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/List_skip"
      },
      {
-      "name": "sort",
-      "in": "query",
-      "description": "`name,-created_at` or a JSON object of 1/-1.",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/List_sort"
      },
      {
-      "name": "fields",
-      "in": "query",
-      "description": "`name,location`: those fields and `_id`.",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/List_fields"
      },
      {
-      "name": "format",
-      "in": "query",
-      "description": "`geojson`: a FeatureCollection (locations only).",
-      "schema": {
-       "type": "string",
-       "enum": [
-        "json",
-        "geojson"
-       ]
-      }
+      "$ref": "#/components/parameters/List_format"
      }
     ],
     "responses": {
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      },
      "200": {
       "description": "Documents (JSON), a FeatureCollection (format=geojson) or an HTML table (a browser).",
@@ -1699,14 +1291,7 @@ enum OpenAPIDocument {
       }
      },
      "504": {
-      "description": "The query took longer than the server's limit.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/QueryTimeout"
      }
     }
    },
@@ -1715,16 +1300,7 @@ enum OpenAPIDocument {
     "summary": "Insert a document (adds created_at).",
     "parameters": [
      {
-      "name": "collection",
-      "in": "path",
-      "required": true,
-      "description": "A collection name (not system.*, no '$').",
-      "schema": {
-       "type": "string",
-       "minLength": 1,
-       "maxLength": 200,
-       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
-      }
+      "$ref": "#/components/parameters/Collection"
      }
     ],
     "security": [
@@ -1746,62 +1322,19 @@ enum OpenAPIDocument {
     },
     "responses": {
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      },
      "401": {
-      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "413": {
-      "description": "The body is larger than the server accepts.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/TooLarge"
      },
      "415": {
-      "description": "The body's Content-Type is not accepted.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/UnsupportedMediaType"
      },
      "201": {
       "description": "The stored document.",
@@ -1837,14 +1370,7 @@ enum OpenAPIDocument {
       }
      },
      "409": {
-      "description": "A unique key is taken.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Conflict"
      }
     }
    }
@@ -1855,55 +1381,18 @@ enum OpenAPIDocument {
     "summary": "One document; an empty 200 when there is none (as the reference).",
     "parameters": [
      {
-      "name": "collection",
-      "in": "path",
-      "required": true,
-      "description": "A collection name (not system.*, no '$').",
-      "schema": {
-       "type": "string",
-       "minLength": 1,
-       "maxLength": 200,
-       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
-      }
+      "$ref": "#/components/parameters/Collection"
      },
      {
-      "name": "entity",
-      "in": "path",
-      "required": true,
-      "description": "A document's `_id`: 24 hex digits.",
-      "schema": {
-       "$ref": "#/components/schemas/ObjectIdHex"
-      }
+      "$ref": "#/components/parameters/Entity"
      }
     ],
     "responses": {
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      },
      "200": {
       "description": "The document as JSON (a Document), or an empty body with no Content-Type when there is none, as the reference answers.",
@@ -1934,25 +1423,10 @@ enum OpenAPIDocument {
     "summary": "Replace a document (adds updated_at).",
     "parameters": [
      {
-      "name": "collection",
-      "in": "path",
-      "required": true,
-      "description": "A collection name (not system.*, no '$').",
-      "schema": {
-       "type": "string",
-       "minLength": 1,
-       "maxLength": 200,
-       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
-      }
+      "$ref": "#/components/parameters/Collection"
      },
      {
-      "name": "entity",
-      "in": "path",
-      "required": true,
-      "description": "A document's `_id`: 24 hex digits.",
-      "schema": {
-       "$ref": "#/components/schemas/ObjectIdHex"
-      }
+      "$ref": "#/components/parameters/Entity"
      }
     ],
     "security": [
@@ -1974,62 +1448,19 @@ enum OpenAPIDocument {
     },
     "responses": {
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      },
      "401": {
-      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "413": {
-      "description": "The body is larger than the server accepts.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/TooLarge"
      },
      "415": {
-      "description": "The body's Content-Type is not accepted.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/UnsupportedMediaType"
      },
      "200": {
       "description": "The new document.",
@@ -2042,14 +1473,7 @@ enum OpenAPIDocument {
       }
      },
      "409": {
-      "description": "A unique key is taken.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Conflict"
      }
     }
    },
@@ -2058,25 +1482,10 @@ enum OpenAPIDocument {
     "summary": "Delete a document.",
     "parameters": [
      {
-      "name": "collection",
-      "in": "path",
-      "required": true,
-      "description": "A collection name (not system.*, no '$').",
-      "schema": {
-       "type": "string",
-       "minLength": 1,
-       "maxLength": 200,
-       "pattern": "^(?!system\\.)(?!\\.)[^$\\u0000]*[^$\\u0000.]$"
-      }
+      "$ref": "#/components/parameters/Collection"
      },
      {
-      "name": "entity",
-      "in": "path",
-      "required": true,
-      "description": "A document's `_id`: 24 hex digits.",
-      "schema": {
-       "$ref": "#/components/schemas/ObjectIdHex"
-      }
+      "$ref": "#/components/parameters/Entity"
      }
     ],
     "security": [
@@ -2087,42 +1496,13 @@ enum OpenAPIDocument {
     ],
     "responses": {
      "400": {
-      "description": "The request is malformed: a bad id, query, parameter or body.",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/BadRequest"
      },
      "503": {
-      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      },
-      "headers": {
-       "Retry-After": {
-        "description": "Seconds to wait before retrying.",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unavailable"
      },
      "401": {
-      "description": "Writes need `Authorization: Bearer <token>` (the server was started with --write-token).",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "200": {
       "description": "Deleted.",

@@ -72,7 +72,7 @@ import PoiModel
     /// as read with `--quote none`, and every other row is inside a rejected record that names
     /// its lines.
     @Test func aGeoNamesShapedFileIsReadRowForRowOrRejected() throws {
-        var rng = SplitMix(seed: 28)
+        var rng = SeededRandom(state: 28)
         var text = ""
         let n = 20_000
         for id in 1...n {
@@ -112,18 +112,5 @@ import PoiModel
             for line in first...last { #expect(covered.insert(line).inserted, "line \(line) in two records") }
         }
         #expect(covered == Set(1...n))
-    }
-}
-
-/// A small deterministic generator, so the generated file is the same on every run.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
