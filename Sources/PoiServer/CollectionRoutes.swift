@@ -48,6 +48,17 @@ struct CollectionRoutes: Sendable {
             options.skip = n
         }
         if let text = request.queryValue("sort"), !text.isEmpty { options.sort = try Self.sortDocument(text) }
+        // Keyset paging: `after=ID` continues in `_id` order after that document, so pages stay
+        // put when documents are added meanwhile (`skip` shifts, and costs O(n) on the server).
+        if let text = request.queryValue("after") {
+            let after = try Self.validatedId(text)
+            guard options.sort == nil || options.sort == ["_id": .int32(1)] else {
+                throw .badRequest("after pages in _id order; it cannot be combined with another sort")
+            }
+            let page: BSONDocument = ["_id": .document(["$gt": .objectId(after)])]
+            filter = filter.isEmpty ? page : ["$and": .array([.document(filter), .document(page)])]
+            options.sort = ["_id": .int32(1)]
+        }
         if let text = request.queryValue("fields"), !text.isEmpty {
             var projection = try Self.projection(text)
             // `location` is a Feature's geometry, not one of its properties: without it every
@@ -63,7 +74,16 @@ struct CollectionRoutes: Sendable {
         options.batchSize = min(limit + 1, 1000)
         var documents = try await store.find(collection: collection, filter: filter, options: options)
         let truncated = documents.count > limit
-        if truncated { documents.removeLast(documents.count - limit) }
+        // A page that is cut short gets a next link, which needs `_id` order. Under the cap the
+        // answer stays the reference's (natural order, byte for byte); only a cut one is asked
+        // again in `_id` order, unless the client chose an order of its own.
+        let pagesById = options.sort == nil || options.sort == ["_id": .int32(1)]
+        if truncated && options.sort == nil {
+            options.sort = ["_id": .int32(1)]
+            documents = try await store.find(collection: collection, filter: filter, options: options)
+        }
+        if truncated { documents.removeLast(max(0, documents.count - limit)) }
+        let next = truncated && pagesById ? documents.last?["_id"]?.objectIdValue : nil
 
         let format = request.queryValue("format")
         var response: Response
@@ -92,7 +112,15 @@ struct CollectionRoutes: Sendable {
             response = Reply.json(out)
         }
         if truncated { response.headers[HTTPField.Name("X-Results-Truncated")!] = "limit \(limit)" }
+        if let next { response.headers[HTTPField.Name("Link")!] = "<\(Self.nextPage(request.uri, after: next))>; rel=\"next\"" }
         return response
+    }
+
+    /// The same path and parameters with `after` set to `id` (RFC 8288's next link; the other
+    /// parameters are kept exactly as sent).
+    static func nextPage(_ uri: URI, after id: ObjectId) -> String {
+        let kept = (uri.query ?? "").split(separator: "&").filter { !$0.isEmpty && $0.split(separator: "=").first != "after" }
+        return uri.path + "?" + (kept.map(String.init) + ["after=\(id.hex)"]).joined(separator: "&")
     }
 
     /// JSON unless the client asks for HTML and not JSON (a browser): `curl` and the app get JSON.

@@ -409,6 +409,14 @@ enum OpenAPIDocument {
      "minimum": 0
     }
    },
+   "List_after": {
+    "name": "after",
+    "in": "query",
+    "description": "Keyset paging: the documents after this `_id`, in `_id` order (the `Link: rel=next` of a page cut short gives it).",
+    "schema": {
+     "$ref": "#/components/schemas/ObjectIdHex"
+    }
+   },
    "List_sort": {
     "name": "sort",
     "in": "query",
@@ -746,6 +754,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/parameters/List_skip"
      },
      {
+      "$ref": "#/components/parameters/List_after"
+     },
+     {
       "$ref": "#/components/parameters/List_sort"
      },
      {
@@ -777,6 +788,12 @@ enum OpenAPIDocument {
       "headers": {
        "ETag": {
         "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Link": {
+        "description": "The next page (RFC 8288).",
         "schema": {
          "type": "string"
         }
@@ -1227,6 +1244,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/parameters/List_skip"
      },
      {
+      "$ref": "#/components/parameters/List_after"
+     },
+     {
       "$ref": "#/components/parameters/List_sort"
      },
      {
@@ -1253,6 +1273,12 @@ enum OpenAPIDocument {
         }
        },
        "X-Results-Truncated": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Link": {
+        "description": "`<…&after=ID>; rel=\"next\"` (RFC 8288) when the page was cut at `limit` or the server's cap, in `_id` order.",
         "schema": {
          "type": "string"
         }

@@ -1,0 +1,54 @@
+import Foundation
+import PoiStore
+import Testing
+
+/// Issue 25: a page cut at `limit` or `--max-results` links to the next one (RFC 8288), which
+/// continues after the page's last `_id`; pages stay put when documents are added meanwhile.
+@Suite("poi serve keyset paging", .serialized, .liveServer)
+struct PagingTests {
+    static func ids(_ r: HTTPResult) -> [String] {
+        ((r.json as? [[String: Any]]) ?? []).compactMap { $0["_id"] as? String }
+    }
+
+    static func next(_ r: HTTPResult) -> String? {
+        guard let link = r.header("link"), link.hasSuffix(">; rel=\"next\""), link.hasPrefix("<") else { return nil }
+        return String(link.dropFirst().dropLast(">; rel=\"next\"".count))
+    }
+
+    @Test func pagesFollowTheNextLinkInIdOrder() throws {
+        let s = try ServeHarness("paging", extraArguments: ["--max-results", "4"])
+        var all: [String] = []
+        for i in 0..<7 {
+            let r = try s.postJSON("/things", #"{"n":\#(i),"kind":"\#(i % 2 == 0 ? "even" : "odd")"}"#)
+            all.append(try #require((r.json as? [String: Any])?["_id"] as? String))
+        }
+        let first = try s.get("/things?limit=3")
+        #expect(Self.ids(first) == Array(all[0..<3]))
+        #expect(Self.next(first) == "/things?limit=3&after=\(all[2])")
+        // A document added between two pages comes last, not into the next page.
+        let late = try #require((try s.postJSON("/things", #"{"n":7}"#).json as? [String: Any])?["_id"] as? String)
+        let second = try s.get(try #require(Self.next(first)))
+        #expect(Self.ids(second) == Array(all[3..<6]))
+        let third = try s.get(try #require(Self.next(second)))
+        #expect(Self.ids(third) == [all[6], late])
+        #expect(Self.next(third) == nil)
+        #expect(third.header("x-results-truncated") == nil)
+        // The server's cap cuts too, and the query is kept in the link.
+        let query = "query=%7B%22n%22%3A%7B%22%24gte%22%3A1%7D%7D"  // {"n":{"$gte":1}}: 7 of the 8
+        let capped = try s.get("/things?\(query)")
+        #expect(Self.ids(capped) == Array(all[1..<5]))
+        #expect(capped.header("x-results-truncated") == "limit 4")
+        #expect(Self.next(capped) == "/things?\(query)&after=\(all[4])")
+        let rest = try s.get(try #require(Self.next(capped)))
+        #expect(Self.ids(rest) == [all[5], all[6], late])
+        #expect(Self.next(rest) == nil)
+        // Under the cap, no link: the reference's answer.
+        let under = try s.get("/things?query=%7B%22n%22%3A%7B%22%24gte%22%3A5%7D%7D")  // 3 documents
+        #expect(Self.ids(under).count == 3 && Self.next(under) == nil && under.header("x-results-truncated") == nil)
+        // An order of the client's own is cut without a link; after is an id, in _id order only.
+        #expect(Self.next(try s.get("/things?limit=2&sort=-n")) == nil)
+        #expect(try s.get("/things?after=xyz").status == 400)
+        #expect(try s.get("/things?after=\(all[0])&sort=-n").status == 400)
+        #expect(Self.ids(try s.get("/things?after=\(all[0])&sort=_id&limit=1")) == [all[1]])
+    }
+}
