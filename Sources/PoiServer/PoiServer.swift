@@ -135,6 +135,8 @@ public struct PoiServer: Sendable {
         // Inside CORS, so that CORS adds its headers to an error's own status and body (it turns
         // an error thrown through it into an empty 500).
         router.add(middleware: ErrorResponseMiddleware())
+        // Outside the validators: a 304 has no body to compress.
+        router.add(middleware: CompressionMiddleware())
         router.add(middleware: ConditionalGETMiddleware())
         // An empty token guards too (no Bearer value matches it): a library caller that sets one
         // asked for guarded writes, and must never get open ones by mistake.
