@@ -10,9 +10,12 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
         A drop-in for the tutorial's Node.js/Express server: the same routes and JSON (GET /, \
         GET|POST /:collection, GET|PUT|DELETE /:collection/:id, POST /files, GET /files/:id), \
-        plus GET /files/:id/thumbnail and GET /healthz. Queries that would run JavaScript on the \
-        database are refused; uploads must be JPEG, PNG, GIF or WebP whose bytes match their \
-        Content-Type, within --max-upload; downloads have ETag, Last-Modified and Range.
+        plus GET /files/:id/thumbnail, GET /healthz and GET /openapi.json (an OpenAPI 3.1 \
+        description of all of it). Queries that would run JavaScript on the database are refused; \
+        uploads must be JPEG, PNG, GIF or WebP whose bytes match their Content-Type, within \
+        --max-upload; downloads have ETag, Last-Modified and Range. JSON answers carry Express's \
+        weak ETag (If-None-Match gets 304), are gzip'd for clients that accept it, and a list cut \
+        at limit or --max-results links to the next page (Link: rel="next", after=<last _id>).
 
         It keeps no state: any number of processes on any number of machines can serve one \
         database (use --gridfs so they all see the same files). SIGTERM or SIGINT lets requests \
@@ -21,8 +24,9 @@ struct ServeCommand: AsyncParsableCommand {
         aborted, with the bytes sent).
 
         A database that stops answering fails each request with 503 after --query-timeout plus \
-        2 seconds, and GET /healthz with 503 within about 2 seconds; the server recovers by \
-        itself when the database answers again.
+        2 seconds, and GET /healthz with 503 within about 2 seconds; during a replica-set \
+        election a request waits at most 2 seconds for a primary, then 503 naming the election. \
+        Every 503 has Retry-After. The server recovers by itself when the database answers again.
 
         Exit status: 0 stopped by a signal, 2 bad arguments, 3 cannot listen or reach the database.
 
