@@ -7,6 +7,11 @@ import Testing
 /// `locations` in memory (`InMemoryPlaces`) whose every write waits until the job has sent the
 /// next one, or until `patience` runs out: it shows whether the job keeps a second window at the
 /// server while one is written, and how many at most, without relying on timing when it does.
+///
+/// A write is known by its window (`window(of:)`: the order of its first key, `k0`, `k2`, … with
+/// two rows a window), not by when it arrives: the job's write threads may reach the server in
+/// another order than they were started (a loaded machine schedules the second first), and a
+/// write that took the first one's turn waited for a window the job could not send yet.
 final class OverlapProbe: PlaceRepository {
     let places = InMemoryPlaces()
     /// The upsert calls the job will make; the last one has no next call to wait for.
@@ -19,17 +24,25 @@ final class OverlapProbe: PlaceRepository {
         var mostActive = 0
         /// Calls that saw the next one start while they were still at work.
         var overlapped = 0
+        /// The windows whose write has begun.
+        var windowsStarted = Set<Int>()
         /// The names written for each key, in the order the writes came.
         var namesWritten: [String: [String]] = [:]
     }
     let state = Mutex(State())
 
-    init(calls: Int, patience: TimeInterval) {
-        self.calls = calls
-        self.patience = patience
-    }
+    convenience init(calls: Int, patience: TimeInterval) { self.init(calls: calls, patience: patience, window: 0) }
 
     func prepare() throws(StoreError) { try places.prepare() }
+
+    /// The window a write belongs to: keys `k<n>`, `window` rows a window; by arrival otherwise.
+    let window: Int
+
+    init(calls: Int, patience: TimeInterval, window: Int) {
+        self.calls = calls
+        self.patience = patience
+        self.window = window
+    }
 
     func upsert(_ items: [UpsertItem]) throws(StoreError) -> [UpsertOutcome] {
         let index = state.withLock { s in
@@ -37,12 +50,15 @@ final class OverlapProbe: PlaceRepository {
             s.started += 1
             s.active += 1
             s.mostActive = max(s.mostActive, s.active)
-            return s.started - 1
+            let first = items.compactMap { $0.key.stringValue.flatMap { Int($0.dropFirst()) } }.min()
+            let index = first.map { $0 / max(1, window) } ?? s.started - 1
+            s.windowsStarted.insert(index)
+            return index
         }
         if index < calls - 1 {
             let deadline = Date().addingTimeInterval(patience)
-            while Date() < deadline, state.withLock({ $0.started }) <= index + 1 { usleep(1_000) }
-            if state.withLock({ $0.started }) > index + 1 { state.withLock { $0.overlapped += 1 } }
+            while Date() < deadline, !state.withLock({ $0.windowsStarted.contains(index + 1) }) { usleep(1_000) }
+            if state.withLock({ $0.windowsStarted.contains(index + 1) }) { state.withLock { $0.overlapped += 1 } }
         }
         defer { state.withLock { $0.active -= 1 } }
         return try places.upsert(items)
@@ -62,7 +78,7 @@ final class OverlapProbe: PlaceRepository {
         let rows = (0..<8).map { "k\($0),Place \($0),1.5,\(Double($0) + 0.25)," }
         let fx = try Fixture(rows: rows)
         defer { fx.remove() }
-        let probe = OverlapProbe(calls: 4, patience: 90)
+        let probe = OverlapProbe(calls: 4, patience: 30, window: 2)
         let summary = try ImportJob(options: fx.options { $0.batchSize = 2 }, places: probe, images: InMemoryImages())
             .run(files: [fx.csv])
         let state = probe.state.withLock { $0 }
