@@ -228,7 +228,7 @@ public final class CSVPlaceReader {
         // starts a thread even when every global worker is busy or blocked by someone else's
         // code (a server's handlers, a test runner's parallel tests). On the global queue, whose
         // pool is one thread per core on Linux, this reader could wait for a free thread while
-        // its caller waits for it (seen as a 30 s stall of an import under a full test run).
+        // its caller, itself perhaps on that pool, waits for it.
         // concurrentPerform below still spreads the batches over the global workers, and runs
         // them on this thread alone when none is free.
         DispatchQueue(label: "poi.read.convert").async(group: group) {
