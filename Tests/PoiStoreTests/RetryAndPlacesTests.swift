@@ -70,4 +70,26 @@ import Testing
         #expect(try db.locations.count(["updated_at": .date(t3)]) == 2)
         #expect(try db.setThumbnail(nil, forImage: image, updatedAt: t3) == 0)
     }
+
+    /// Issue 29: two thumbnail runs that overlap each relink; the newer thumbnail wins whatever
+    /// order the relinks come in, so the older run never points places at a thumbnail the newer
+    /// run deleted; and a thumbnail a place still shows reads as in use.
+    @Test(.liveServer) func theNewestThumbnailWinsOverlappingRelinks() throws {
+        let db = try LiveServer.database("relinks")
+        defer { LiveServer.drop(db) }
+        let image = ObjectId(), first = ObjectId(), older = ObjectId(), newer = ObjectId()
+        #expect(first < older && older < newer)
+        _ = try db.locations.upsert([
+            UpsertItem(key: "a", fields: ["name": "A", "imageId": .string(image.hex), "thumbnailId": .string(first.hex)]),
+            UpsertItem(key: "b", fields: ["name": "B", "imageId": .string(image.hex)]),
+            UpsertItem(key: "c", fields: ["name": "C", "imageId": .string(image.hex), "thumbnailId": .null]),
+        ], options: UpsertOptions())
+        #expect(try db.setThumbnail(newer, forImage: image) == 3)
+        // The other run's relink, late: nothing moves back to its older thumbnail.
+        #expect(try db.setThumbnail(older, forImage: image) == 0)
+        #expect(try db.locations.count(["thumbnailId": .string(newer.hex)]) == 3)
+        #expect(try db.thumbnailInUse(newer))
+        #expect(try !db.thumbnailInUse(older))
+        #expect(try !db.thumbnailInUse(first))
+    }
 }

@@ -115,7 +115,13 @@ public final class ThumbnailJob {
                     }
                     do throws(StoreError) {
                         summary.placesRelinked += try database.setThumbnail(thumbnail, forImage: original, updatedAt: runStarted)
-                        for id in old where try store.delete(id) { summary.oldThumbnailsDeleted += 1 }
+                        // Only thumbnails older than this one, and only once no place links
+                        // to one: a run that overlaps this one may have made a newer thumbnail,
+                        // which its places show and which is not ours to delete.
+                        for id in old where id < thumbnail {
+                            if try database.thumbnailInUse(id) { continue }
+                            if try store.delete(id) { summary.oldThumbnailsDeleted += 1 }
+                        }
                     } catch {
                         throw .store(error)
                     }

@@ -12,6 +12,11 @@ extension MongoDatabase {
     /// The one relink both jobs use: thumbnail regeneration before it deletes the previous
     /// thumbnail (so no place ever points at a deleted file), and the import when an explicit
     /// recipe made a new thumbnail for an image stored earlier.
+    ///
+    /// Only links to an older thumbnail (a smaller id) or none are replaced: runs that overlap
+    /// (a slow weekly `thumbnails --all` still going when the next starts) each make a thumbnail,
+    /// and the newest one wins whatever order their relinks come in. A run whose relink came
+    /// last used to point places at the thumbnail the other run had just deleted as old.
     @discardableResult
     public func setThumbnail(_ thumbnail: ObjectId?, forImage original: ObjectId,
                              updatedAt: BSONDate = .now()) throws(StoreError) -> Int {
@@ -20,8 +25,19 @@ extension MongoDatabase {
     }
 
     static func thumbnailFilter(_ thumbnail: ObjectId?, forImage original: ObjectId) -> BSONDocument {
-        let current: BSONDocument = thumbnail.map { ["$ne": .string($0.hex)] } ?? ["$exists": true]
-        return ["imageId": .string(original.hex), "thumbnailId": .document(current)]
+        guard let thumbnail else { return ["imageId": .string(original.hex), "thumbnailId": .document(["$exists": true])] }
+        // Ids are lowercase hex, so text order is id order; a link that is not text (none, null,
+        // something the app wrote) is replaced as well.
+        return ["imageId": .string(original.hex), "$or": .array([
+            .document(["thumbnailId": .document(["$not": .document(["$type": "string"])])]),
+            .document(["thumbnailId": .document(["$lt": .string(thumbnail.hex)])]),
+        ])]
+    }
+
+    /// Whether any place links to `thumbnail`: a thumbnail run deletes an old one only when none
+    /// does (after its relink, none should; another run's link says otherwise).
+    public func thumbnailInUse(_ thumbnail: ObjectId) throws(StoreError) -> Bool {
+        try locations.count(["thumbnailId": .string(thumbnail.hex)]) > 0
     }
 
     static func thumbnailUpdate(_ thumbnail: ObjectId?, updatedAt: BSONDate) -> BSONDocument {
