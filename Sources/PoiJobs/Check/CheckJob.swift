@@ -161,7 +161,7 @@ public struct CheckJob {
                     result.rejected += 1
                     observer(.rejected(reject))
                 case .place(let place, _):
-                    let verdict = keys.judge(place, fileIndex: fileIndex)
+                    let verdict = keys.judgeAgainstEarlier(place, fileIndex: fileIndex)
                     if verdict != .keep { repeated = true }
                     apply(verdict, to: &result, summary: &summary, valid: false)
                 }
@@ -184,7 +184,7 @@ public struct CheckJob {
         // A read error ends the file here as it did in pass one (already reported there).
         while let item = try? reader.next() {
             guard case .place(let place, _) = item else { continue }
-            let verdict = keys.judge(place, fileIndex: fileIndex)
+            let verdict = keys.judgeAgainstEarlier(place, fileIndex: fileIndex)
             if reports { apply(verdict, to: &result, summary: &summary, valid: true) }
         }
     }

@@ -60,10 +60,9 @@ public struct ConvertJob {
         // One key once, as the import writes it: with `last`, a first read finds each key's last
         // record (standard input cannot be read twice).
         var keys = KeyRule(policy: options.onDuplicate)
-        var lastRecords: SeenKeys?
         if options.onDuplicate == .last {
             if input == "-" { throw .configuration(.lastWinsNeedsFiles) }
-            lastRecords = try KeyRule.lastRecords(of: inputs, options: options.read)
+            keys.lastRecords = try KeyRule.lastRecords(of: inputs, options: options.read)
         }
         // The first reader is opened before the output, so an unreadable input leaves it alone.
         var reader: PlaceReader?
@@ -100,25 +99,14 @@ public struct ConvertJob {
                     guard let item else { break }
                     switch item {
                     case .place(let place, _):
-                        if let lastRecords {
-                            let here = KeyRule.entry(for: place, fileIndex: fileIndex)
-                            guard let last = lastRecords.entry(SeenKeys.fingerprint(place.importKey)) else {
-                                throw .inputChanged(file: input.name)
-                            }
-                            if last.file != here.file || last.position != here.position {
-                                if last.content == here.content { summary.unchanged += 1 } else { summary.duplicates += 1 }
-                                continue
-                            }
-                        } else {
-                            switch keys.judge(place, fileIndex: fileIndex) {
-                            case .keep: break
-                            case .unchanged: summary.unchanged += 1; continue
-                            case .duplicate: summary.duplicates += 1; continue
-                            case .reject(let reject):
-                                summary.rejected += 1
-                                observer(.rejected(reject))
-                                continue
-                            }
+                        switch try keys.judge(place, fileIndex: fileIndex) {
+                        case .keep: break
+                        case .unchanged: summary.unchanged += 1; continue
+                        case .duplicate: summary.duplicates += 1; continue
+                        case .reject(let reject):
+                            summary.rejected += 1
+                            observer(.rejected(reject))
+                            continue
                         }
                         do { try writer.write(place) } catch { throw .output(path: name, reason: error.description) }
                     case .reject(let reject, _):
@@ -127,6 +115,7 @@ public struct ConvertJob {
                     }
                 }
             }
+            try keys.checkLastRecordsKept(files: input)
             do { try writer.finish() } catch { throw .output(path: name, reason: error.description) }
             do { try file?.commit() } catch { throw .file(error) }
         } catch {

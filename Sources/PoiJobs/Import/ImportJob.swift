@@ -39,11 +39,6 @@ public final class ImportJob {
     /// Every key of the run so far (duplicate detection; bounded, see `SeenKeys`), and the files
     /// its positions refer to.
     private var keys: KeyRule
-    /// `onDuplicate == .last`: the last record of each key in the run, found by a first read of
-    /// every input before anything is written (see `findLastRecords`).
-    private var lastRecords: SeenKeys?
-    /// Records written as the last of their key, to check against `lastRecords` at the end.
-    private var lastRecordsWritten = 0
 
     /// `places`/`images` nil with `options.dryRun`: nothing is written.
     public init(options: ImportOptions, places: (any PlaceRepository)?, images: (any ImageRepository)?,
@@ -104,7 +99,7 @@ public final class ImportJob {
         }
         if options.onDuplicate == .last {
             if inputs.contains("-") { throw .configuration(.lastWinsNeedsFiles) }
-            lastRecords = try findLastRecords()
+            keys.lastRecords = try findLastRecords()
         }
         do {
             try places?.prepare()
@@ -117,9 +112,7 @@ public final class ImportJob {
                 summary.files += 1
             }
         }
-        if let lastRecords, lastRecordsWritten != lastRecords.count {
-            throw .inputChanged(file: inputs.count == 1 ? inputs[0] : inputs.joined(separator: ", "))
-        }
+        try keys.checkLastRecordsKept(files: inputs.count == 1 ? inputs[0] : inputs.joined(separator: ", "))
         summary.seconds = Date().timeIntervalSince(started)
         report(final: true)
         return summary
@@ -228,21 +221,7 @@ public final class ImportJob {
     /// Returns whether the record goes on to be written.
     private func admit(_ place: Place, raw: RawRecord?, fileIndex: Int, window: inout [Pending],
                        rejects: RejectsWriter) throws(JobError) -> Bool {
-        if let lastRecords {
-            // Last wins, and only the last is written (`findLastRecords`): an earlier record is an
-            // exact copy of it (unchanged) or a duplicate that it replaces.
-            let fp = SeenKeys.fingerprint(place.importKey)
-            let here = KeyRule.entry(for: place, fileIndex: fileIndex)
-            guard let last = lastRecords.entry(fp) else { throw .inputChanged(file: keys.files[fileIndex].name) }
-            if last.file == here.file && last.position == here.position {
-                guard last.content == here.content else { throw .inputChanged(file: keys.files[fileIndex].name) }
-                lastRecordsWritten += 1
-                return true
-            }
-            if last.content == here.content { summary.unchanged += 1 } else { summary.duplicates += 1 }
-            return false
-        }
-        switch keys.judge(place, fileIndex: fileIndex) {
+        switch try keys.judge(place, fileIndex: fileIndex) {
         case .keep: return true
         case .unchanged: summary.unchanged += 1
         case .duplicate: summary.duplicates += 1

@@ -24,6 +24,11 @@ struct KeyRule {
     private var seen = SeenKeys()
     /// The run's files so far, which positions in messages refer to.
     private(set) var files: [(name: String, format: InputFormat)] = []
+    /// With `--on-duplicate last`: where each key's last record is (`lastRecords(of:options:)`),
+    /// so that only that record is kept; nil otherwise.
+    var lastRecords: SeenKeys?
+    /// Records kept as the last of their key, to hold against `lastRecords` at the end.
+    private(set) var lastRecordsKept = 0
 
     init(policy: DuplicatePolicy) { self.policy = policy }
 
@@ -33,8 +38,32 @@ struct KeyRule {
         return files.count - 1
     }
 
-    mutating func judge(_ place: Place, fileIndex: Int) -> Verdict {
+    /// Throws `inputChanged` when, with `lastRecords`, the input is not what the first read saw.
+    mutating func judge(_ place: Place, fileIndex: Int) throws(JobError) -> Verdict {
         let here = Self.entry(for: place, fileIndex: fileIndex)
+        if let lastRecords {
+            // Last wins, and only the last is kept: an earlier record is an exact copy of it
+            // (unchanged) or a duplicate that it replaces.
+            guard let last = lastRecords.entry(SeenKeys.fingerprint(place.importKey)) else {
+                throw .inputChanged(file: files[fileIndex].name)
+            }
+            guard last.file == here.file && last.position == here.position else {
+                return last.content == here.content ? .unchanged : .duplicate
+            }
+            guard last.content == here.content else { throw .inputChanged(file: files[fileIndex].name) }
+            lastRecordsKept += 1
+            return .keep
+        }
+        return judgeAgainstEarlier(place, here: here, fileIndex: fileIndex)
+    }
+
+    /// The rule without `lastRecords` (`poi check` counts `last` as import does without needing
+    /// to know which record is kept): the first record of a key is kept.
+    mutating func judgeAgainstEarlier(_ place: Place, fileIndex: Int) -> Verdict {
+        judgeAgainstEarlier(place, here: Self.entry(for: place, fileIndex: fileIndex), fileIndex: fileIndex)
+    }
+
+    private mutating func judgeAgainstEarlier(_ place: Place, here: SeenKeys.Entry, fileIndex: Int) -> Verdict {
         guard let earlier = seen.insert(SeenKeys.fingerprint(place.importKey), here) else { return .keep }
         if earlier.content == here.content { return .unchanged }
         guard policy == .reject else { return .duplicate }
@@ -46,6 +75,12 @@ struct KeyRule {
         var reason = "duplicate key of " + describe(earlier, from: fileIndex)
         if place.keySource == .derived { reason += " (same name and coordinates, no id)" }
         return .reject(Reject(source: place.source, field: field, reason: reason))
+    }
+
+    /// With `lastRecords`, every key's last record was kept, or the input changed after the
+    /// first read (`files` names it).
+    func checkLastRecordsKept(files names: String) throws(JobError) {
+        if let lastRecords, lastRecordsKept != lastRecords.count { throw .inputChanged(file: names) }
     }
 
     /// "line 2", "feature 0", or "other.csv line 2" for a record of another file of the run.
