@@ -121,12 +121,41 @@ public final class CSVPlaceReader {
         var converter = CSVRecordConverter(file: file, header: names, roles: roles, limits: options.limits,
                                            categorySeparators: options.categorySeparators)
         converter.columnsGiven = !hasHeaderLine
+        converter.ignoreBlanks = options.ignoreBlanks
+        converter.types = try Self.columnTypes(options.columnTypes, header: names, roles: roles, file: file)
         self.converter = converter
         self.parallelism = max(1, min(8, parallelism ?? ProcessInfoCores.count))
     }
 
     public convenience init(path: String, options: ReadOptions = ReadOptions()) throws(FormatError) {
         try self.init(source: ByteSource(path: path), options: options)
+    }
+
+    /// Each column's `--types` type (empty when none is given). A name must be a column this
+    /// file keeps under `extra`: a typo, or a column PoiKit reads as a field, stops the file
+    /// before any record is read, as mongoimport stops on a bad `--columnsHaveTypes` header.
+    static func columnTypes(_ given: ColumnTypes, header: [String], roles: [ColumnRole], file: String) throws(FormatError) -> [ColumnType?] {
+        guard !given.isEmpty else { return [] }
+        var types = [ColumnType?](repeating: nil, count: roles.count)
+        for name in given.names {
+            if let i = roles.firstIndex(of: .extra(name)) {
+                types[i] = given[name]
+                continue
+            }
+            if let i = header.firstIndex(where: { trimWhitespace($0) == name }) {
+                let what: String
+                switch roles[i] {
+                case .field(let f): what = "is read as the place's \(f.rawValue), which has its own type"
+                case .pointWKT: what = "holds the place's coordinates (WKT)"
+                default: what = "is not kept under extra"
+                }
+                throw .typedColumn(file: file, name: name, reason: "column \(name) \(what); --types applies to columns kept under extra")
+            }
+            let extras = roles.compactMap { if case .extra(let k) = $0 { return k } else { return nil } }
+            throw .typedColumn(file: file, name: name, reason: "no column \(name) in this file"
+                + (extras.isEmpty ? "" : " (its extra columns: " + extras.prefix(12).joined(separator: ", ") + (extras.count > 12 ? ", …" : "") + ")"))
+        }
+        return types
     }
 
     /// The next place or reject; nil at end of file. Throws only on I/O failure.
@@ -357,6 +386,10 @@ struct CSVRecordConverter: Sendable {
     let categorySeparators: [UInt8]
     /// The names came from `ReadOptions.columns`, not a header line (what a count mismatch says).
     var columnsGiven = false
+    /// Each column's `--types` type; empty when none is given.
+    var types: [ColumnType?] = []
+    /// `ReadOptions.ignoreBlanks`.
+    var ignoreBlanks = false
     /// Columns of the fields the validate-only fast path looks at (-1: none).
     private let nameColumn: Int, longitudeColumn: Int, latitudeColumn: Int, importKeyColumn: Int, idColumn: Int
 
@@ -410,6 +443,8 @@ struct CSVRecordConverter: Sendable {
     @inline(__always)
     private func certainlyValid(_ r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> Bool {
         if r.unterminatedQuote || r.overflowed || r.joinedLines != nil || r.textAfterQuote != nil || r.fieldCount != roles.count { return false }
+        // A typed column can reject a record: the full validator decides.
+        if !types.isEmpty { return false }
         // Coordinates from a WKT column go through the full validator.
         if longitudeColumn < 0 || latitudeColumn < 0 { return false }
         let first = r.firstField
@@ -544,7 +579,20 @@ struct CSVRecordConverter: Sendable {
             switch roles[i] {
             case .field(.categories): draft.categories = Self.categories(value)
             case .field(let f): draft[f] = .string(value)
-            case .extra(let key): draft.extra.append(key, .string(value))
+            case .extra(let key):
+                let type = types.isEmpty ? nil : types[i]
+                if type == nil || type == .string {
+                    if ignoreBlanks && Self.isBlank(value) { break }
+                    draft.extra.append(key, .string(value))
+                } else if Self.isBlank(value) {
+                    // An empty typed cell is no value (null), as ogr2ogr reads it, not a reject.
+                    if !ignoreBlanks { draft.extra.append(key, .null) }
+                } else {
+                    switch type!.value(text: value) {
+                    case .success(let v): draft.extra.append(key, v)
+                    case .failure(let problem): return reject(header[i], problem.message)
+                    }
+                }
             case .ignored: break
             case .pointWKT:
                 switch WKTPoint.parse(value) {
@@ -574,6 +622,9 @@ struct CSVRecordConverter: Sendable {
         guard case .array(let items)? = parsed, items.allSatisfy({ $0.stringValue != nil }) else { return .string(value) }
         return .array(items)
     }
+
+    /// Empty or only whitespace: what `--ignore-blanks` leaves out, and a typed column reads as null.
+    static func isBlank(_ value: String) -> Bool { trimWhitespace(value).isEmpty }
 
     /// UTF-8 text of a field, nil when invalid or containing NUL.
     @inline(__always)

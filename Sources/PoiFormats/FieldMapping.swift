@@ -309,6 +309,12 @@ public struct ReadOptions: Sendable, Equatable {
     /// under `extra` they would make the fixed row a different place from the same row in the
     /// dump). GeoJSON never keeps these bare names anyway.
     public var isRejectsFile = false
+    /// Types of columns/properties kept under `extra` (`--types`): a CSV cell is text without
+    /// one; a GeoJSON property's string is read as the type, a value of the type kept.
+    public var columnTypes = ColumnTypes()
+    /// Leave blank CSV cells of columns kept under `extra` out of the place (`--ignore-blanks`,
+    /// as mongoimport's `--ignoreBlanks`) instead of storing "" (or null, for a typed column).
+    public var ignoreBlanks = false
 
     public init(mapping: FieldMapping = FieldMapping(), delimiter: UInt8? = nil, limits: ReadLimits = ReadLimits(),
                 keepRawRecords: Bool = false) {

@@ -43,6 +43,9 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A GeoJSON file whose `crs` member names a coordinate system other than WGS 84
     /// longitude/latitude (a pre-RFC 7946 file in a projected CRS, such as `EPSG::2154`).
     case foreignCRS(file: String, name: String)
+    /// A `--types` name this file cannot type: a column the header lacks, or one PoiKit reads
+    /// as a place field (`reason` says which).
+    case typedColumn(file: String, name: String, reason: String)
 
     public var description: String {
         switch self {
@@ -76,6 +79,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "(a NUL byte every other byte); it was not read as UTF-8"
         case .zipNeedsFile(let f):
             return "\(f == "-" ? "standard input" : f): is a zip archive, which is read from a file only (its directory is at its end)"
+        case .typedColumn(let f, let name, let reason):
+            return "\(f): --types \(name): \(reason); nothing was read"
         case .foreignCRS(let f, let name):
             return "\(f): coordinates are in \(name) (the file's crs member), not WGS 84 longitude/latitude as "
                 + "RFC 7946 requires; reproject first: ogr2ogr -t_srs EPSG:4326 -f GeoJSON out.geojson \(f == "-" ? "in.geojson" : f)"

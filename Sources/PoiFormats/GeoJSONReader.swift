@@ -640,6 +640,15 @@ struct FeatureMapper: Sendable {
                 }
             }
             if !suffixed.isEmpty { Self.unsuffix(&draft.extra, at: suffixed) }
+            if !options.columnTypes.isEmpty {
+                for k in draft.extra.members.indices {
+                    guard let type = options.columnTypes[draft.extra.members[k].key] else { continue }
+                    switch type.value(json: draft.extra.members[k].value) {
+                    case .success(let v): draft.extra.members[k].value = v
+                    case .failure(let problem): return reject(draft.extra.members[k].key, problem.message)
+                    }
+                }
+            }
             // Dotted paths (`--field name=tags.name`): a field read from inside an object
             // property, as OSM-style GeoJSON keeps names and kinds in `tags`. The object itself
             // stays where it went (under extra), so nothing is lost.

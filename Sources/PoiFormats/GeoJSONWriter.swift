@@ -182,6 +182,7 @@ public enum JSONEncoding {
                 out.append(contentsOf: d.description.utf8)  // shortest round-trip; valid JSON
             }
         case .string(let s): appendString(s, to: &out)
+        case .date(let ms): appendString(ISO8601.string(millisecondsSince1970: ms), to: &out)
         case .array(let a):
             out.append(0x5B)
             for (k, e) in a.enumerated() {

@@ -17,6 +17,10 @@ public enum JSONValue: Sendable, Hashable {
     case string(String)
     case array([JSONValue])
     case object(JSONObject)
+    /// An instant (milliseconds since 1970, UTC): not a JSON type, but what a column typed `date`
+    /// (`--types opened=date`) holds, stored as a BSON date so it can be queried as one. JSON
+    /// text writes it as its ISO 8601 string, which the same `--types` reads back.
+    case date(millisecondsSince1970: Int64)
 
     /// The string payload, or nil for any other case.
     public var stringValue: String? {
@@ -53,6 +57,7 @@ public enum JSONValue: Sendable, Hashable {
         case .string: return "string"
         case .array: return "array"
         case .object: return "object"
+        case .date: return "date"
         }
     }
 }

@@ -158,6 +158,7 @@ public enum PlaceDocument {
         case .bigInteger(let text): return BSONDecimal128(exactly: text).map(BSONValue.decimal128) ?? .string(text)
         case .double(let d): return .double(d)
         case .string(let s): return .string(s)
+        case .date(let ms): return .date(BSONDate(millisecondsSinceEpoch: ms))
         case .array(let items): return .array(items.map(bson))
         case .object(let object): return .document(BSONDocument(object.members.map { ($0.key, bson($0.value)) }))
         }

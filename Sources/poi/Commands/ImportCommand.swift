@@ -68,6 +68,7 @@ struct ImportCommand: ParsableCommand {
           poi import dump.csv --field name=Title --field id=source_id --images-dir photos/
           poi import big.geojson --gridfs --jobs 8 --json > summary.json
           poi import new.csv --dry-run
+          poi import cities.csv --types population=int,elevation=double,opened=date   # typed extra columns
           poi import /data/dumps/*.csv --quiet; [ $? -le 1 ] && poi export -o places.geojson --quiet
           poi import monthly.csv fixes.csv --on-duplicate last   # a later row corrects an earlier one
           poi import big.csv --shard 0/2     # and --shard 1/2 on a second machine

@@ -45,6 +45,19 @@ struct FieldMappingOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Like --columns, one name a line, read from FILE.", valueName: "file"))
     var columnsFile: String?
 
+    @Option(help: ArgumentHelp("Types for columns kept under extra, e.g. population=int,elevation=double,opened=date "
+                               + "(repeatable): int, double, bool, date (ISO 8601: 2024-03-01 or 2024-03-01T14:30:00Z, "
+                               + "stored as a date) or string. A CSV cell is text without one. A value that is not of "
+                               + "its type rejects the row, naming the column; a blank cell is null. In GeoJSON, a "
+                               + "string property is read as its type, a value of the type kept (an export's dates "
+                               + "are ISO strings: import it with the same --types).",
+                               valueName: "column=type,..."))
+    var types: [String] = []
+
+    @Flag(help: ArgumentHelp("Leave blank CSV cells of columns kept under extra out of the place (as mongoimport "
+                             + "--ignoreBlanks) instead of storing \"\" (or null, for a typed column)."))
+    var ignoreBlanks = false
+
     @Option(help: ArgumentHelp("Cap on the bytes one compressed input (a .gz file or stream, a zip member) may "
                                + "decompress to, e.g. 20G, 500M (default 16G). Past it, reading stops with a message "
                                + "after the records before it; a zip member declaring more, or over \(ReadLimits().maxInflateRatio):1 "
@@ -63,6 +76,7 @@ struct FieldMappingOptions: ParsableArguments {
         if let columns, columns.trimmingCharacters(in: " ").isEmpty {
             throw ValidationError("--columns: no column names given")
         }
+        _ = try columnTypes()
         var seen: [PlaceField: String] = [:]
         for f in fields {
             if let old = seen[f.field], old != f.column {
@@ -77,6 +91,8 @@ struct FieldMappingOptions: ParsableArguments {
         var options = ReadOptions(mapping: FieldMapping(overrides: Dictionary(fields.map { ($0.field, $0.column) }, uniquingKeysWith: { a, _ in a })),
                                   delimiter: delimiter?.byte)
         options.quoting = quote?.quoting
+        options.columnTypes = try columnTypes()
+        options.ignoreBlanks = ignoreBlanks
         if let categorySeparator { options.categorySeparators = categorySeparator.bytes }
         if let encoding { options.encoding = TextEncoding(name: encoding) }
         if let maxBytes { options.limits.maxInflatedBytes = maxBytes.bytes }
@@ -99,6 +115,27 @@ struct FieldMappingOptions: ParsableArguments {
             options.columns = names
         }
         return options
+    }
+
+    /// `--types` as given: `name=type` items, comma-separated, repeatable.
+    func columnTypes() throws -> ColumnTypes {
+        var result = ColumnTypes()
+        for item in types.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: true) }) {
+            guard let eq = item.lastIndex(of: "=") else {
+                throw ValidationError("--types \(item): give column=type, e.g. population=int")
+            }
+            let name = String(item[..<eq]).trimmingCharacters(in: " "), typeName = String(item[item.index(after: eq)...]).trimmingCharacters(in: " ")
+            guard !name.isEmpty else { throw ValidationError("--types \(item): no column name before '='") }
+            guard let type = ColumnType(name: typeName) else {
+                throw ValidationError("--types \(item): unknown type '\(typeName)'; types: "
+                                      + ColumnType.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            if let old = result[name], old != type {
+                throw ValidationError("--types \(item): \(name) is already typed \(old.rawValue)")
+            }
+            result.add(name, type)
+        }
+        return result
     }
 
     /// The rules `--help` of every reading command states (issue 18 §5).
@@ -130,7 +167,8 @@ struct FieldMappingOptions: ParsableArguments {
         decimal comma (1,234) is a decimal point, read as 1.234; NaN, Infinity, hex, out-of-range \
         values and values too small to be told from 0 (1e-400) are rejects. A GeoJSON altitude \
         (third position value) is kept. A CSV row with fewer cells than the header has the missing \
-        ones empty; a row of empty cells is skipped like a blank line.
+        ones empty; a row of empty cells is skipped like a blank line. Extra columns are text \
+        unless --types says int, double, bool or date.
         """
 
     struct CategorySeparators: ExpressibleByArgument {

@@ -1,0 +1,136 @@
+import PoiModel
+
+/// The type a column kept under `extra` is stored as (`--types population=int`), as
+/// `mongoimport --columnsHaveTypes` and ogr2ogr's `AUTODETECT_TYPE` give CSV columns: without
+/// one, a CSV cell is text, and `population` cannot be queried as a number.
+public enum ColumnType: String, Sendable, CaseIterable {
+    /// Text as given (a CSV cell's default); in GeoJSON, only a string is accepted.
+    case string
+    /// A whole number: Int64 (BSON int32/int64), or Decimal128 up to 34 digits beyond it.
+    case int
+    /// A finite double, written as the coordinates are (`1.5`, `-2`, `1e3`; a lone decimal comma).
+    case double
+    /// `true`/`false`, `yes`/`no`, `1`/`0`, any case.
+    case bool
+    /// An ISO 8601 date (`2024-03-01`, midnight UTC) or date-time with a zone, stored as a BSON date.
+    case date
+
+    /// The type a `--types` name means (`int64`, `integer` and `long` are `int`, as mongoimport's
+    /// and GDAL's names are); nil for an unknown name.
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "string", "text", "str": self = .string
+        case "int", "integer", "int32", "int64", "long": self = .int
+        case "double", "float", "real", "number", "decimal": self = .double
+        case "bool", "boolean": self = .bool
+        case "date", "datetime", "date_iso8601": self = .date
+        default: return nil
+        }
+    }
+
+    /// The value a CSV cell (or a GeoJSON string property) holds, or why it holds none.
+    /// The text is trimmed of whitespace first, as coordinates are; blank text is the caller's.
+    public func value(text: String) -> Result<JSONValue, TypedValueProblem> {
+        let t = trimWhitespace(text)
+        switch self {
+        case .string: return .success(.string(text))
+        case .int:
+            if let i = Int64(t) { return .success(.integer(i)) }
+            // Beyond Int64: exact digits (Decimal128), as the JSON reader keeps them.
+            var digits = Substring(t)
+            let negative = digits.first == "-"
+            if digits.first == "-" || digits.first == "+" { digits.removeFirst() }
+            if !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                let significant = digits.drop { $0 == "0" }
+                if significant.count <= JSONValue.maxBigIntegerDigits {
+                    return .success(.bigInteger((negative ? "-" : "") + significant))
+                }
+                return .failure(TypedValueProblem(type: self, text: t, detail: "more than \(JSONValue.maxBigIntegerDigits) digits"))
+            }
+            return .failure(TypedValueProblem(type: self, text: t))
+        case .double:
+            guard let d = DecimalText.parse(t) else { return .failure(TypedValueProblem(type: self, text: t)) }
+            guard d.isFinite else { return .failure(TypedValueProblem(type: self, text: t, detail: "out of range")) }
+            return .success(.double(d))
+        case .bool:
+            switch t.lowercased() {
+            case "true", "yes", "1": return .success(.bool(true))
+            case "false", "no", "0": return .success(.bool(false))
+            default: return .failure(TypedValueProblem(type: self, text: t))
+            }
+        case .date:
+            guard let ms = ISO8601.milliseconds(parsing: t) else { return .failure(TypedValueProblem(type: self, text: t)) }
+            return .success(.date(millisecondsSince1970: ms))
+        }
+    }
+
+    /// The value a GeoJSON property holds: a value of the type already is one (an integral
+    /// number is an int, any number a double), a string is read as text is, null stays null.
+    public func value(json: JSONValue) -> Result<JSONValue, TypedValueProblem> {
+        switch (self, json) {
+        case (_, .null), (.string, .string), (.int, .integer), (.int, .bigInteger), (.double, .double),
+             (.bool, .bool), (.date, .date):
+            return .success(json)
+        case (.double, .integer), (.double, .bigInteger):
+            return .success(.double(json.doubleValue ?? 0))
+        case (.int, .double(let d)) where d == d.rounded() && abs(d) < 9.0e15:
+            return .success(.integer(Int64(d)))
+        case (.string, _):
+            return .failure(TypedValueProblem(type: self, text: nil, detail: "got \(json.typeName == "array" || json.typeName == "object" ? "an" : "a") \(json.typeName)"))
+        case (_, .string(let s)):
+            return value(text: s)
+        default:
+            return .failure(TypedValueProblem(type: self, text: nil, detail: "got \(json.typeName == "array" || json.typeName == "object" ? "an" : "a") \(json.typeName)"))
+        }
+    }
+
+    /// "an integer", "a date": what a reject says was expected.
+    var expected: String {
+        switch self {
+        case .string: return "text"
+        case .int: return "an integer"
+        case .double: return "a number"
+        case .bool: return "true or false"
+        case .date: return "an ISO 8601 date (2024-03-01 or 2024-03-01T14:30:00Z)"
+        }
+    }
+}
+
+/// Why a value is not of its column's type: a reject's reason, naming the value as written.
+public struct TypedValueProblem: Error, Sendable, Equatable {
+    public var type: ColumnType
+    /// The text as written (trimmed), or nil when the value was not text.
+    public var text: String?
+    public var detail: String?
+
+    public var message: String {
+        var m = "typed \(type.rawValue) (--types): "
+        if let text { m += "\"\(text.count > 40 ? text.prefix(40) + "…" : Substring(text))\" is not \(type.expected)" }
+        else { m += "expected \(type.expected)" }
+        if let detail { m += " (\(detail))" }
+        return m
+    }
+}
+
+/// The types `--types` gives columns/properties kept under `extra`, by the name they are kept
+/// under (a CSV header's column name, a GeoJSON property's key).
+public struct ColumnTypes: Sendable, Equatable {
+    public private(set) var types: [String: ColumnType] = [:]
+    /// The names in the order given, for messages.
+    public private(set) var names: [String] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { types.isEmpty }
+
+    /// Adds `name`'s type; false when `name` already has one.
+    @discardableResult
+    public mutating func add(_ name: String, _ type: ColumnType) -> Bool {
+        guard types[name] == nil else { return false }
+        types[name] = type
+        names.append(name)
+        return true
+    }
+
+    public subscript(name: String) -> ColumnType? { types[name] }
+}
