@@ -12,8 +12,17 @@ public final class CSVPlaceReader {
     public let file: String
     public let header: [String]
     public let roles: [ColumnRole]
-    /// What the header kept without mapping it (`ReadNote`), once per file.
-    public let notes: [ReadNote]
+    /// What the header kept without mapping it (`ReadNote`), once per file, and, once read, how
+    /// many records quotes joined across lines (`JoinedLines`): the count a summary shows.
+    public var notes: [ReadNote] {
+        guard joined.records > 0 else { return headerNotes }
+        return headerNotes + [ReadNote(file: file, kind: .quotedLines(records: joined.records, lines: joined.lines,
+                                                                     wholeRecordLines: joined.wholeRecordLines),
+                                       name: "", key: "")]
+    }
+    private let headerNotes: [ReadNote]
+    /// Records rejected as `JoinedLines` so far, and the physical lines they took.
+    private var joined = (records: 0, lines: 0, wholeRecordLines: 0)
     public var delimiter: UInt8 { tokenizer.delimiter }
     public var quoting: CSVQuoting { tokenizer.quoting }
     /// The header line as in the input: a leading BOM, the names as quoted there, its line end.
@@ -103,7 +112,7 @@ public final class CSVPlaceReader {
             roles[k] = .pointWKT
         }
         self.roles = roles
-        notes = options.mapping.notes(header: names, roles: roles, file: file)
+        headerNotes = options.mapping.notes(header: names, roles: roles, file: file)
         let coordinatesFromWKT = roles.contains(.pointWKT)
         for f in [PlaceField.name, .latitude, .longitude] where !roles.contains(.field(f)) {
             if coordinatesFromWKT && f != .name { continue }
@@ -334,6 +343,11 @@ public final class CSVPlaceReader {
                 }
             }
             record += 1
+            if let j = info.joinedLines {
+                joined.records += 1
+                joined.lines += j.lines
+                joined.wholeRecordLines += j.wholeRecordLines
+            }
             batch.records.append(RawCSVBatch.Record(record: record, line: info.line, firstField: first,
                                                     fieldCount: batch.ends.count - first, overflowed: info.overflowed,
                                                     unterminatedQuote: info.unterminatedQuote, joinedLines: info.joinedLines,

@@ -176,6 +176,10 @@ public struct ReadNote: Sendable, Hashable {
         /// Column names were given for a CSV file without a header line (`ReadOptions.columns`),
         /// but the file is GeoJSON: they are not used.
         case columnNamesIgnored
+        /// `records` records were rejected because a quoted field joined `lines` physical lines,
+        /// `wholeRecordLines` of them records by themselves (`JoinedLines`): the merge a file
+        /// with bare `"` in its text suffers, counted so a summary never hides it.
+        case quotedLines(records: Int, lines: Int, wholeRecordLines: Int)
     }
     public var file: String
     public var kind: Kind
@@ -207,6 +211,10 @@ public struct ReadNote: Sendable, Hashable {
         case .looksLike(let f): return "\(what) looks like the \(f.rawValue)"
         case .columnNamesIgnored:
             return "column names were given for a CSV file without a header line, but this file is GeoJSON; not used"
+        case .quotedLines(let records, let lines, let whole):
+            return "\(records) record\(records == 1 ? "" : "s") rejected because a quoted field spans lines: together "
+                + "\(lines) lines, \(whole) of them records by themselves; if \" is plain text in this file, read it with "
+                + "--quote none"
         case .wrongType(let f, let type): return "\(what) looks like the \(f.rawValue) but holds \(type == "object" || type == "array" ? "an" : "a") \(type); kept as extra.\(key)"
         }
     }

@@ -17,7 +17,8 @@ public struct GeoJSONFeature: Sendable, Hashable {
         self.properties = properties
     }
 
-    /// The feature `poi convert` writes: properties `name`, `placename`, `details`,
+    /// The feature `poi convert` writes: the place's own `id` (unless `id` is given) as the
+    /// Feature id, properties `name`, `placename`, `details`,
     /// `categories` (when there are any), `image`, then `additional`, `importKey`, the place's own PoiKit properties
     /// (`Place.poiKitProperties`, as read), then the `extra` members. Absent optional fields are
     /// omitted. An extra is written under `PoiKitProperties.propertyName(forExtra:)`: its own
@@ -41,7 +42,9 @@ public struct GeoJSONFeature: Sendable, Hashable {
             while props.contains(key) { key += FieldMapping.extraSuffix }  // only an `additional` of the caller's
             props.append(key, m.value)
         }
-        self.init(id: id, coordinate: place.coordinate, altitude: place.altitude, properties: props)
+        // The input's own id (Feature id, id property or column) as given, type and all: a
+        // file converted keeps what it was given, and reads back to the same place.
+        self.init(id: id ?? place.id, coordinate: place.coordinate, altitude: place.altitude, properties: props)
     }
 }
 

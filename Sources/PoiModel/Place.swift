@@ -108,6 +108,11 @@ public struct Place: Sendable, Hashable {
     public var image: String?
     /// Stable identity for upserts; see `ImportKey`.
     public var importKey: String
+    /// The record's id as the input gave it (a GeoJSON Feature `id`, else an `id` property or
+    /// column), its JSON type kept (`42` is not `"42"`); nil when there is none, it is blank, or
+    /// it went under `extra` (a CSV `id` beside an `importKey`). The import key is made from it
+    /// and the database does not store it; `poi convert` writes it back as the Feature `id`.
+    public var id: JSONValue?
     /// Input columns/properties that map to no field, in input order (CSV values are strings,
     /// GeoJSON values keep their JSON types).
     public var extra: JSONObject
@@ -129,7 +134,8 @@ public struct Place: Sendable, Hashable {
                 categories: [String] = [], image: String? = nil, importKey: String,
                 extra: JSONObject = JSONObject(), source: PlaceSource,
                 keySource: ImportKeySource? = nil, hasImageField: Bool? = nil, altitude: Double? = nil,
-                poiKitProperties: JSONObject = JSONObject()) {
+                poiKitProperties: JSONObject = JSONObject(), id: JSONValue? = nil) {
+        self.id = id
         self.keySource = keySource ?? (importKey.hasPrefix("sha256:") ? .derived : .id)
         self.hasImageField = hasImageField ?? (image != nil)
         self.name = name

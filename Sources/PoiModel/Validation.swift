@@ -180,15 +180,19 @@ public enum PlaceValidator {
         // PoiKit's own exports look, and there the id is the exporting database's `_id`, which
         // means nothing in the database the file is imported into.
         var extra = d.extra
-        if keyField == .importKey, d.source.line != nil, let id = d.id, id != .null, !extra.contains("id") {
-            if case .string(let s) = id, trimWhitespace(s).isEmpty {} else { extra.append("id", id) }
+        var id: JSONValue? = d.id
+        if case .string(let s)? = id, trimWhitespace(s).isEmpty { id = nil }
+        if id == .null { id = nil }
+        if keyField == .importKey, d.source.line != nil, let given = id {
+            if !extra.contains("id") { extra.append("id", given) }
+            id = nil
         }
         let place = Place(name: name, placename: placename, coordinate: coordinate,
                           details: details, categories: categories, image: image,
                           importKey: key ?? ImportKey.derived(name: name, coordinate: coordinate),
                           extra: extra, source: d.source,
                           keySource: keyField == .importKey ? .importKey : keyField == .id ? .id : .derived,
-                          hasImageField: d.image != nil, altitude: altitude, poiKitProperties: d.poiKitProperties)
+                          hasImageField: d.image != nil, altitude: altitude, poiKitProperties: d.poiKitProperties, id: id)
         return .success(place)
     }
 

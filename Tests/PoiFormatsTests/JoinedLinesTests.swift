@@ -34,6 +34,10 @@ import PoiModel
         #expect(rejects.map(\.field) == ["alt"])
         #expect(rejects.map(\.reason) == ["quoted field spans 3 lines holding 8 delimiters (lines 1–3 were read as one "
             + "record; 3 of them are records by themselves); if \" is plain text in this file, read it with --quote none"])
+        // Counted once the file is read, for the summary: the rows merged are never hidden.
+        #expect(reader.notes.map(\.kind) == [.quotedLines(records: 1, lines: 3, wholeRecordLines: 3)])
+        #expect(reader.notes.first?.message == "1 record rejected because a quoted field spans lines: together 3 lines, "
+            + "3 of them records by themselves; if \" is plain text in this file, read it with --quote none")
         // The validate-only path (`poi check`) agrees.
         _ = try readAll(tsv, name: "q.tsv", options: Self.tabOptions())
     }
@@ -112,5 +116,15 @@ import PoiModel
             for line in first...last { #expect(covered.insert(line).inserted, "line \(line) in two records") }
         }
         #expect(covered == Set(1...n))
+        // The note's count is the rejects' own: every joined record and every line it took.
+        let reader = try PlaceReader(source: ByteSource(bytes: Array(text.utf8), name: "cities.txt"), options: Self.tabOptions())
+        while try reader.next() != nil {}
+        let joined = rejects.filter { $0.reason.hasPrefix("quoted field spans") }
+        let lines = joined.map { r in Int(r.reason.dropFirst("quoted field spans ".count).prefix { $0 != " " })! }.reduce(0, +)
+        guard case .quotedLines(let records, let noted, _)? = reader.notes.last?.kind else {
+            Issue.record("no quotedLines note: \(reader.notes)")
+            return
+        }
+        #expect(records == joined.count && noted == lines && records > 0)
     }
 }

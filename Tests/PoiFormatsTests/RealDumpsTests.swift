@@ -103,6 +103,44 @@ import PoiModel
         #expect(feature.properties.contains("categories") == false)
     }
 
+    /// `poi convert` keeps the id it was given, with its JSON type, as the Feature id beside
+    /// `importKey`; the converted file reads back to the same places.
+    @Test func convertKeepsTheIdItWasGiven() throws {
+        let geojson = """
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","id":42,"geometry":{"type":"Point","coordinates":[2,1]},"properties":{"name":"A"}},
+        {"type":"Feature","geometry":{"type":"Point","coordinates":[2,1]},"properties":{"name":"B","id":"x7"}},
+        {"type":"Feature","id":"abc","geometry":{"type":"Point","coordinates":[2,1]},"properties":{"name":"C","importKey":"k"}},
+        {"type":"Feature","id":12345678901234567890,"geometry":{"type":"Point","coordinates":[2,1]},"properties":{"name":"D"}}
+        ]}
+        """
+        func converted(_ places: [Place]) throws -> String {
+            var w = GeoJSONWriter(sink: MemorySink())
+            for p in places { try w.write(p) }
+            try w.finish()
+            return String(decoding: w.sink.bytes, as: UTF8.self)
+        }
+        let (places, _) = try readAll(geojson, name: "ids.geojson")
+        let text = try converted(places)
+        #expect(text == """
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","id":42,"geometry":{"type":"Point","coordinates":[2,1]},"properties":{"name":"A","importKey":"42"}},
+        {"type":"Feature","id":"x7","geometry":{"type":"Point","coordinates":[2,1]},"properties":{"name":"B","importKey":"x7"}},
+        {"type":"Feature","id":"abc","geometry":{"type":"Point","coordinates":[2,1]},"properties":{"name":"C","importKey":"k"}},
+        {"type":"Feature","id":12345678901234567890,"geometry":{"type":"Point","coordinates":[2,1]},"properties":{"name":"D","importKey":"12345678901234567890"}}
+        ]}
+
+        """)
+        // The same places, the key now read from importKey (which says where it came from).
+        let (again, _) = try readAll(text, name: "ids.geojson")
+        #expect(again.map { var p = $0; p.keySource = .id; return p } == places.map { var p = $0; p.keySource = .id; return p })
+        // A CSV id column is text; blank is none; beside an importKey it stays under extra.
+        let (rows, _) = try readAll("id,name,lat,lon\n007,A,1,2\n ,B,1,2\n")
+        #expect(rows.map(\.id) == [.string("007"), nil])
+        let (keyed, _) = try readAll("id,importKey,name,lat,lon\n007,k1,A,1,2\n")
+        #expect(keyed.first?.id == nil && keyed.first?.extra == JSONObject([JSONMember("id", .string("007"))]))
+    }
+
     /// A WKT geometry column (ogr2ogr -lco GEOMETRY=AS_WKT, GeoPandas) gives the coordinates of a
     /// file with no latitude and longitude columns.
     @Test func aWKTPointColumnGivesTheCoordinates() throws {

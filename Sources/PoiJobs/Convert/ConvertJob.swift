@@ -114,6 +114,7 @@ public struct ConvertJob {
                         observer(.rejected(reject))
                     }
                 }
+                for note in current.notes { observer(.note(note)) }
             }
             try keys.checkLastRecordsKept(files: input)
             do { try writer.finish() } catch { throw .output(path: name, reason: error.description) }

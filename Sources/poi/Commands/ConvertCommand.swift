@@ -73,6 +73,7 @@ struct ConvertCommand: ParsableCommand {
         let quiet = quiet
         let job = ConvertJob(input: input, output: output == "-" ? nil : output, options: options) { event in
             if case .rejected(let r) = event, !quiet { printError(rejectLine(r)) }
+            if case .note(let n) = event, !quiet { Console.writeError(noteLine(n) + "\n") }
         }
         if output == "-" && Console.closedAtStart.contains(1) {
             printError("standard output is closed; give the GeoJSON a file with -o")
