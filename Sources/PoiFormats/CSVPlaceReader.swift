@@ -131,6 +131,7 @@ public final class CSVPlaceReader {
                                            categorySeparators: options.categorySeparators)
         converter.columnsGiven = !hasHeaderLine
         converter.ignoreBlanks = options.ignoreBlanks
+        converter.delimiter = tokenizer.delimiter
         converter.types = try Self.columnTypes(options.columnTypes, header: names, roles: roles, file: file)
         self.converter = converter
         self.parallelism = max(1, min(8, parallelism ?? ProcessInfoCores.count))
@@ -404,6 +405,8 @@ struct CSVRecordConverter: Sendable {
     var types: [ColumnType?] = []
     /// `ReadOptions.ignoreBlanks`.
     var ignoreBlanks = false
+    /// The file's delimiter (how a rejected record's raw line splits unquoted).
+    var delimiter: UInt8 = 0x2C
     /// Columns of the fields the validate-only fast path looks at (-1: none).
     private let nameColumn: Int, longitudeColumn: Int, latitudeColumn: Int, importKeyColumn: Int, idColumn: Int
 
@@ -543,7 +546,16 @@ struct CSVRecordConverter: Sendable {
         func rawRecord() -> RawRecord? {
             guard r.rawKept else { return nil }
             let bytes = Array(raw.bytes[(k == 0 ? 0 : raw.ends[k - 1])..<raw.ends[k]])
-            return .csv(RawCSVRecord(bytes: bytes, lineEndLength: Int(r.lineEndLength), fieldCount: r.fieldCount,
+            var fieldCount = r.fieldCount
+            if r.joinedLines != nil || r.textAfterQuote != nil {
+                // Refused because its quotes look like plain text: the rejects file is read back
+                // with --quote none, which sees the fields of the record's last line, unquoted.
+                // The reasons go after that many (the quoted split merged some of them).
+                let content = bytes.dropLast(Int(r.lineEndLength))
+                let lastLine = content.lastIndex(where: { $0 == 0x0A || $0 == 0x0D }).map { content[($0 + 1)...] } ?? content[...]
+                fieldCount = lastLine.reduce(1) { $0 + ($1 == delimiter ? 1 : 0) }
+            }
+            return .csv(RawCSVRecord(bytes: bytes, lineEndLength: Int(r.lineEndLength), fieldCount: fieldCount,
                                      unterminatedQuote: r.unterminatedQuote))
         }
         func reject(_ field: String?, _ reason: String) -> ReadItem {

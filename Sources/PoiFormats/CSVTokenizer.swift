@@ -504,10 +504,13 @@ public struct JoinedLines: Sendable, Equatable {
             start = end
         }
         if onLine >= recordWidth - 1 { whole += 1 }
-        // Every line, not two: a CSV whose last column holds prose has a first line that is
-        // whole by its separators alone, and a line of prose may hold enough commas; every line
-        // of a multi-line value doing so is rare, and every line of a merge does.
-        guard lines > 1 && whole == lines else { return nil }
+        // Every line, not two: a file whose last column holds prose has a first line that is
+        // whole by its separators alone (and one whose first column does, a last line); every
+        // line of a multi-line value doing so is rare, and every line of a merge does.
+        // Or a record's worth of delimiters inside quotes across lines: a merge whose span holds
+        // a short or blank line (a truncated row) is not whole on every line, yet no value with
+        // real line breaks in a tab or `|` file holds that many tabs or bars.
+        guard lines > 1 && (whole == lines || quoted >= recordWidth - 1) else { return nil }
         return JoinedLines(lines: lines, wholeRecordLines: whole, quotedDelimiters: quoted, field: max(0, field))
     }
 }

@@ -31,6 +31,21 @@ public struct DumpInput: Sendable {
                 inputs.append(DumpInput(name: archive.name(of: member), path: path, archive: archive, member: member))
             }
         }
+        // Yesterday's rejects zipped up with the dumps (`zip -r dumps.zip dumps/`) are skipped as
+        // they are among several files given: read as a dump, their rows would be stored with
+        // the reasons under extra. Named by their name here (a member is not looked into
+        // before it is read); a rejects file alone in an archive is read, as one given alone is.
+        if inputs.count > 1 {
+            let isRejects = { (d: DumpInput) -> Bool in
+                var name = (d.memberName ?? "").lowercased()
+                if name.hasSuffix(".gz") { name.removeLast(3) }
+                return name.hasSuffix(".rejects.csv") || name.hasSuffix(".rejects.geojson")
+            }
+            for d in inputs where isRejects(d) {
+                skipped.append(SkippedMember(name: d.name, reason: "a PoiKit rejects file; import it on its own to retry its rows"))
+            }
+            inputs.removeAll(where: isRejects)
+        }
         if inputs.isEmpty {
             // An archive with nothing to read is a failed download or the wrong file, never an
             // empty success: a cron job would report it as one every night.

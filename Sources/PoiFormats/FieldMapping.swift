@@ -257,7 +257,9 @@ public struct RawCSVRecord: Sendable, Hashable {
     /// How many of the last `bytes` are the line end: 2 for CRLF, 1 for LF or CR, 0 when the
     /// input ends without one (or inside quotes).
     public var lineEndLength: Int { Int(lineEndCount) }
-    /// Fields in the record, as the tokenizer split it.
+    /// Fields in the record, as the tokenizer split it; for a record refused because its quotes
+    /// look like plain text (a quoted field joining whole lines, text after a closing quote),
+    /// the fields of its last line read without quoting, as a --quote none read of a rejects file does.
     public var fieldCount: Int { Int(fields) }
 
     public init(bytes: [UInt8], lineEndLength: Int, fieldCount: Int, unterminatedQuote: Bool = false) {

@@ -83,8 +83,31 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(f): --types \(name): \(reason); nothing was read"
         case .foreignCRS(let f, let name):
             return "\(f): coordinates are in \(name) (the file's crs member), not WGS 84 longitude/latitude as "
-                + "RFC 7946 requires; reproject first: ogr2ogr -t_srs EPSG:4326 -f GeoJSON out.geojson \(f == "-" ? "in.geojson" : f)"
+                + "RFC 7946 requires; reproject first: ogr2ogr -t_srs EPSG:4326 -f GeoJSON out.geojson \(Self.ogrSource(f))"
         }
+    }
+}
+
+extension FormatError {
+    /// `file` as ogr2ogr opens it, quoted for a shell, so the command a message gives runs as
+    /// pasted: a zip member (`dumps.zip:a.geojson`) through `/vsizip/`, a `.gz` file through
+    /// `/vsigzip/`, a name starting with `-` as `./-name` (not an option).
+    static func ogrSource(_ file: String) -> String {
+        if file == "-" { return "in.geojson" }
+        var path = file
+        let lower = Array(file.lowercased().utf8)
+        if lower.count == file.utf8.count, let at = (0..<max(0, lower.count - 4)).first(where: { lower[$0..<($0 + 5)].elementsEqual(".zip:".utf8) }) {
+            let bytes = Array(file.utf8)
+            path = "/vsizip/" + String(decoding: bytes[..<(at + 4)], as: UTF8.self) + "/" + String(decoding: bytes[(at + 5)...], as: UTF8.self)
+        } else if file.lowercased().hasSuffix(".gz") {
+            path = "/vsigzip/" + file
+        } else if file.hasPrefix("-") {
+            path = "./" + file
+        }
+        let plain = path.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || "_./:+,@=%-".utf8.contains(b)
+        }
+        return plain ? path : "'" + path.split(separator: "'", omittingEmptySubsequences: false).joined(separator: #"'\''"#) + "'"
     }
 }
 

@@ -370,8 +370,13 @@ public final class GeoJSONReader {
     /// it is not WGS 84 longitude/latitude (CRS84, EPSG:4326 in any of its spellings); nil for those,
     /// and for a member that names nothing.
     static func foreignCRSName(_ crs: JSONValue) -> String? {
-        guard case .object(let o) = crs, case .object(let props)? = o["properties"],
-              case .string(let name)? = props["name"] else { return nil }
+        guard case .object(let o) = crs, case .object(let props)? = o["properties"] else { return nil }
+        // A linked CRS (GeoJSON 2008 `"type": "link"`) says nothing this reader can check: no
+        // more WGS 84 than a named one, so it is named too.
+        if o["type"] == .string("link"), case .string(let href)? = props["href"] {
+            return "the linked CRS " + String(href.prefix(80))
+        }
+        guard case .string(let name)? = props["name"] else { return nil }
         let n = name.uppercased()
         let wgs84 = n.hasSuffix("CRS84") || n.hasSuffix(":4326") || n.hasSuffix("::4326") || n == "EPSG:4326"
             || n.hasSuffix("/4326")

@@ -42,6 +42,24 @@ import PoiModel
         _ = try readAll(tsv, name: "q.tsv", options: Self.tabOptions())
     }
 
+    /// A short or blank line inside the span (a truncated row) does not hide the merge: the
+    /// record holds a record's worth of delimiters inside its quotes (found by a new-user trial).
+    @Test(arguments: ["2\tshort\n", "\n", "\r\n"]) func aShortLineInsideTheSpanStillRejects(middle: String) throws {
+        let columns = ["geonameid", "name", "asciiname", "alternatenames", "latitude", "longitude", "feature_class", "feature_code", "country_code"]
+        var options = Self.tabOptions()
+        options.columns = columns
+        let tsv = "1\t\"Big\tBig\t\t12.5\t22.5\tP\tPPL\tUS\n" + middle
+            + "3\tFoo\"\tFoo\t\t13.5\t23.5\tP\tPPL\tUS\n4\tLast\tLast\t\t15.5\t25.5\tP\tPPL\tUS\n"
+        let (places, rejects) = try readAll(tsv, name: "g.txt", options: options)
+        #expect(places.map(\.name) == ["Last"])
+        #expect(rejects.map(\.source.line) == [1])
+        #expect(rejects.first?.reason.hasPrefix("quoted field spans 3 lines holding ") == true, "\(rejects)")
+        // Quoting off, every line is read as the row it is.
+        options.quoting = CSVQuoting.none
+        let (plain, _) = try readAll(tsv, name: "g.txt", options: options)
+        #expect(plain.map(\.name).filter { $0 != "short" } == ["\"Big", "Foo\"", "Last"])
+    }
+
     /// Two bare quotes on neighbouring lines: no whole line between them, still two records.
     @Test func neighbouringQuotesAreCaught() throws {
         let (places, rejects) = try readAll("1\tA\t\"x\t10\t10\n2\tB\t\"y\t20\t20\n3\tC\tz\t30\t30\n", name: "q.tsv",

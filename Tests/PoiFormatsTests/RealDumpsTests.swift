@@ -89,6 +89,18 @@ import PoiModel
         #expect(FormatError.foreignCRS(file: "l.geojson", name: "urn:ogc:def:crs:EPSG::2154").description
                 == "l.geojson: coordinates are in urn:ogc:def:crs:EPSG::2154 (the file's crs member), not WGS 84 "
                 + "longitude/latitude as RFC 7946 requires; reproject first: ogr2ogr -t_srs EPSG:4326 -f GeoJSON out.geojson l.geojson")
+        // The command runs as pasted, whatever the input's name (found by a new-user trial).
+        let fixes = ["a.zip:dir/b.geojson": "/vsizip/a.zip/dir/b.geojson", "c.geojson.gz": "/vsigzip/c.geojson.gz",
+                     "-dash.geojson": "./-dash.geojson", "my file.geojson": "'my file.geojson'",
+                     "it's.geojson": #"'it'\''s.geojson'"#, "-": "in.geojson", "dir/plain-1.geojson": "dir/plain-1.geojson"]
+        for (file, source) in fixes {
+            #expect(FormatError.foreignCRS(file: file, name: "X").description.hasSuffix("-f GeoJSON out.geojson " + source), "\(file)")
+        }
+        // A linked CRS (GeoJSON 2008) is no more WGS 84 than a named one.
+        let linked = #"{"type":"FeatureCollection","crs":{"type":"link","properties":{"href":"http://example.org/crs","type":"proj4"}},"features":[]}"#
+        #expect(throws: FormatError.foreignCRS(file: "k.geojson", name: "the linked CRS http://example.org/crs")) {
+            _ = try readAll(linked, name: "k.geojson")
+        }
         for wgs84 in ["urn:ogc:def:crs:OGC:1.3:CRS84", "EPSG:4326", "urn:ogc:def:crs:EPSG::4326"] {
             let (places, rejects) = try readAll(collection(wgs84), name: "w.geojson")
             #expect(places.isEmpty && rejects.map(\.reason) == ["longitude 521027.9 out of range [-180, 180]; "

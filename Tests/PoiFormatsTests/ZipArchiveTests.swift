@@ -56,6 +56,22 @@ import PoiModel
         }
     }
 
+    /// Yesterday's rejects zipped with the dumps are skipped, as among several files given; a
+    /// rejects file alone in an archive is read (found by a new-user trial).
+    @Test func aRejectsFileAmongMembersIsSkipped() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("zip-rejects-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let both = try Self.zip("z.writestr('d.csv', plain)\nz.writestr('d.rejects.csv', b'name,lat,lon,_line,_field,_reason\\nA,1,2,3,name,x\\n')")
+        FileManager.default.createFile(atPath: dir + "/both.zip", contents: Data(both))
+        let (inputs, skipped) = try DumpInput.expand(dir + "/both.zip")
+        #expect(inputs.map(\.memberName) == ["d.csv"])
+        #expect(skipped == [SkippedMember(name: dir + "/both.zip:d.rejects.csv", reason: "a PoiKit rejects file; import it on its own to retry its rows")])
+        let alone = try Self.zip("z.writestr('d.rejects.csv.gz', b'')")
+        FileManager.default.createFile(atPath: dir + "/alone.zip", contents: Data(alone))
+        #expect(try DumpInput.expand(dir + "/alone.zip").inputs.map(\.memberName) == ["d.rejects.csv.gz"])
+    }
+
     @Test func zip64AndBigMembersStream() throws {
         // 10k rows (≈ 1 MB, several 256 KiB chunks), written with ZIP64 records.
         let big = String(decoding: DumpVariantsTests.big, as: UTF8.self)

@@ -558,6 +558,9 @@ struct KeyAnnouncement {
     mutating func on(_ place: Place) -> KeyNotice? {
         guard place.keySource == .derived, !derivedAnnounced else { return nil }
         derivedAnnounced = true
+        if let header, let plan, let i = plan.firstIndex(of: .field(.importKey)) ?? plan.firstIndex(of: .field(.id)) {
+            return KeyNotice(file: file, source: .blankID(column: header[i], line: place.source.line))
+        }
         let names: [String]
         if let header, let plan {
             names = zip(header, plan).compactMap { name, role in

@@ -24,6 +24,9 @@ public struct KeyNotice: Sendable, Hashable {
         /// No id: keys are derived from name + coordinates. The columns or properties that look
         /// like ids (`source_id`, `ref`, `osm_id`, …) are named so the user can map one.
         case derived(idLikeColumns: [String])
+        /// The file has an id (or importKey) column, but a record's cell is blank: that record's
+        /// key is derived from name + coordinates (said once per file, with its line).
+        case blankID(column: String, line: Int?)
     }
     public var file: String
     public var source: Source

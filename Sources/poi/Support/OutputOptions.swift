@@ -91,6 +91,9 @@ final class EventPrinter: @unchecked Sendable {
         switch n.source {
         case .column(let column):
             return "key: \(file): keys from column \"\(column)\" (another column: --field id=COLUMN)"
+        case .blankID(let column, let line):
+            return "key: \(file): \(line.map { "line \($0) and any other row" } ?? "a row") with a blank \"\(column)\" "
+                + "gets its key from name + coordinates (a place with the same name and position as another is a duplicate)"
         case .derived(let candidates):
             var text = "key: \(file): no id column, keys from name + coordinates "
                 + "(a place with the same name and position as another is a duplicate)"
