@@ -224,8 +224,15 @@ struct FileRoutes: Sendable {
         }
 
         if let path = store.diskPath(of: file) {
+            if let cached = store.smallFiles.get(file.id, path: path) {
+                // The bytes on disk are the ones cached (`SmallFileCache` checked): no pool hop.
+                let (status, span) = try Self.plan(request, etag: etag, size: cached.readableBytes, headers: &headers)
+                guard !head, let span else { return Response(status: status, headers: headers, body: ResponseBody()) }
+                let slice = cached.getSlice(at: cached.readerIndex + span.lowerBound, length: span.count) ?? cached
+                return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: slice))
+            }
             let pool = store.diskPool
-            let opened: (size: Int, whole: ByteBuffer?, open: OpenFile?)
+            let opened: (size: Int, whole: ByteBuffer?, open: OpenFile?, identity: SmallFileCache.DiskIdentity)
             do {
                 opened = try await pool.runIfActive { try Self.openForDownload(path: path, wantBytes: !head) }
             } catch let error as APIError {
@@ -240,6 +247,7 @@ struct FileRoutes: Sendable {
             // Not the document's length (a truncated copy, bytes replaced by hand): damaged, never
             // served as if whole. The backend's own documents have no length and are not checked.
             if let damage = file.damage(storedSize: size) { throw .store(damage) }
+            if let whole = opened.whole { store.smallFiles.put(file.id, bytes: whole, identity: opened.identity) }
             let (status, span) = try Self.plan(request, etag: etag, size: size, headers: &headers)
             guard !head, let span else { return Response(status: status, headers: headers, body: ResponseBody()) }
             if let whole = opened.whole, let slice = whole.getSlice(at: span.lowerBound, length: span.count) {
@@ -324,15 +332,17 @@ struct FileRoutes: Sendable {
     /// Opens a download's file: its size, its bytes when it is small, else the open file. A large
     /// file is read from this descriptor to its end, so a DELETE (which unlinks it) while it is
     /// sent does not cut it off.
-    static func openForDownload(path: String, wantBytes: Bool) throws -> (size: Int, whole: ByteBuffer?, open: OpenFile?) {
+    static func openForDownload(path: String, wantBytes: Bool)
+        throws -> (size: Int, whole: ByteBuffer?, open: OpenFile?, identity: SmallFileCache.DiskIdentity) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw APIError.fileNotFound }
         let file = OpenFile(fd)
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { throw APIError.fileNotFound }
         let size = Int(st.st_size)
-        guard wantBytes else { return (size, nil, nil) }
-        guard size <= smallFileBytes else { return (size, nil, file) }
+        let identity = SmallFileCache.DiskIdentity(st)
+        guard wantBytes else { return (size, nil, nil, identity) }
+        guard size <= smallFileBytes else { return (size, nil, file, identity) }
         var buffer = ByteBufferAllocator().buffer(capacity: max(size, 1))
         let got = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: max(size, 1)) { raw in
             var got = 0
@@ -344,7 +354,7 @@ struct FileRoutes: Sendable {
             }
             return got
         }
-        return got == size ? (size, buffer, nil) : (size, nil, file)
+        return got == size ? (size, buffer, nil, identity) : (size, nil, file, identity)
     }
 
     /// Waits until everything a download has written so far has reached its channel; see

@@ -45,7 +45,8 @@ public struct PoiServer: Sendable {
             }
             let gateway = StoreGateway(database: database, files: files, pool: databasePool, diskPool: diskPool,
                                        queryTimeoutMS: configuration.queryTimeoutMS, stagingFallback: configuration.stagingDirectory,
-                                       filesCacheSeconds: configuration.filesCacheSeconds, health: health)
+                                       filesCacheSeconds: configuration.filesCacheSeconds, health: health,
+                                       smallFileCacheBytes: configuration.fileCacheBytes)
             try await serve(gateway: gateway, imagingPool: imagingPool, onListening: onListening)
             outcome = .success(())
         } catch {

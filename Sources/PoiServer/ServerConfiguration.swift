@@ -51,6 +51,8 @@ public struct ServerConfiguration: Sendable {
     /// client (the tutorial's server, a shell), which leaves the bytes, is no longer served once
     /// its entry is this old. One lookup per id per period keeps the cache's speed-up.
     public var filesCacheSeconds = 30.0
+    /// Memory for the bytes of small disk-stored files (`SmallFileCache`); 0: none.
+    public var fileCacheBytes = 32 << 20
     /// How long SIGTERM waits for in-flight requests before giving up on them.
     public var shutdownGraceSeconds = 30
 

@@ -34,12 +34,16 @@ final class StoreGateway: Sendable {
     /// (`forget`). Anything else — a `PUT` there, a document deleted by the tutorial's server or
     /// a shell, which leave the bytes — is seen once the entry is `filesCacheSeconds` old.
     private let fileCache: FileDocumentCache
+    /// The bytes of small disk-stored files (`SmallFileCache`), checked against the disk on each hit.
+    let smallFiles: SmallFileCache
 
     static let databaseMargin = Duration.seconds(ServerConfiguration.databaseMarginSeconds)
 
     init(database: MongoDatabase, files: any FileStore, pool: NIOThreadPool, diskPool: NIOThreadPool? = nil,
-         queryTimeoutMS: Int, stagingFallback: String, filesCacheSeconds: Double = 30, health: HealthProbe? = nil) {
+         queryTimeoutMS: Int, stagingFallback: String, filesCacheSeconds: Double = 30, health: HealthProbe? = nil,
+         smallFileCacheBytes: Int = 32 << 20) {
         fileCache = FileDocumentCache(capacity: 10_000, maxAgeSeconds: filesCacheSeconds)
+        smallFiles = SmallFileCache(budget: smallFileCacheBytes, maxFileBytes: FileRoutes.smallFileBytes)
         self.database = database
         self.files = files
         self.pool = pool
@@ -138,7 +142,7 @@ final class StoreGateway: Sendable {
     func replace(collection: String, id: ObjectId, document: BSONDocument) async throws(APIError) {
         let db = database
         // The reference lets clients replace `files` documents too; this process's copy must go.
-        if collection == StoreLayout.files { fileCache.remove(id) }
+        if collection == StoreLayout.files { fileCache.remove(id); smallFiles.remove(id) }
         _ = try await run { () throws(StoreError) in
             try db.collection(collection).replaceOne(filter: ["_id": .objectId(id)], replacement: document, upsert: true)
         }
@@ -148,6 +152,7 @@ final class StoreGateway: Sendable {
     func delete(collection: String, id: ObjectId) async throws(APIError) -> Bool {
         if collection == StoreLayout.files {
             fileCache.remove(id)
+            smallFiles.remove(id)
             let store = files
             return try await run { () throws(StoreError) in try store.deleteWithThumbnails(id) }
         }
@@ -181,7 +186,10 @@ final class StoreGateway: Sendable {
     }
 
     /// Drops a cached `files` document whose bytes were found gone.
-    func forget(_ id: ObjectId) { fileCache.remove(id) }
+    func forget(_ id: ObjectId) {
+        fileCache.remove(id)
+        smallFiles.remove(id)
+    }
 
     /// The newest thumbnail recorded for `original`.
     func thumbnail(of original: ObjectId) async throws(APIError) -> StoredFile? {

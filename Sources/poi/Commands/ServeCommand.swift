@@ -77,9 +77,16 @@ struct ServeCommand: AsyncParsableCommand {
                                + "(a file deleted by another kind of client stops being served after this).", valueName: "seconds"))
     var filesCacheSeconds: Double = 30
 
+    @Option(help: ArgumentHelp("Memory for the bytes of small files (up to 256 KiB: thumbnails above all), served "
+                               + "without reading the disk; each hit is checked against the file with one stat, so a "
+                               + "file deleted or replaced elsewhere is never served from it. 0 turns it off.",
+                               valueName: "bytes"))
+    var fileCacheBytes = 32 * 1024 * 1024
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
         guard maxUpload > 0 else { throw ValidationError("--max-upload must be more than 0 bytes") }
+        guard fileCacheBytes >= 0 else { throw ValidationError("--file-cache-bytes must be 0 or more, got \(fileCacheBytes)") }
         guard maxResults > 0 else { throw ValidationError("--max-results must be at least 1") }
         guard filesCacheSeconds >= 0, filesCacheSeconds <= 86_400 else {
             throw ValidationError("--files-cache-seconds must be 0...86400, got \(filesCacheSeconds)")
@@ -120,6 +127,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.host = host
         config.port = port
         config.maxUpload = maxUpload
+        config.fileCacheBytes = fileCacheBytes
         config.maxResults = maxResults
         config.queryTimeoutMS = Int(queryTimeout * 1000)
         config.startupTimeoutMS = Int(database.serverTimeout * 1000)
