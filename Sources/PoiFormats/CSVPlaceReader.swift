@@ -125,7 +125,7 @@ public final class CSVPlaceReader {
                 else { continue }
                 throw .columnTaken(file: file, field: f, column: column, by: other)
             }
-            throw .missingColumn(file: file, field: f, looked: looked)
+            throw .missingColumn(file: file, field: f, looked: looked, header: names.map(trimWhitespace))
         }
         var converter = CSVRecordConverter(file: file, header: names, roles: roles, limits: options.limits,
                                            categorySeparators: options.categorySeparators)
@@ -564,8 +564,8 @@ struct CSVRecordConverter: Sendable {
         if r.unterminatedQuote {
             // Every line after the opening quote is in this record: say the likely cause, a bare
             // `"` in a file that does not quote (GeoNames' tab-separated names).
-            return reject(nil, "unterminated quoted field (the file ends inside quotes opened in this record; "
-                          + "if \" is plain text in this file, read it with quoting off)")
+            return reject(nil, "unterminated quoted field (the file ends inside quotes opened in this record, so every "
+                          + "line after it was read into it; if \" is plain text in this file, read it with --quote none)")
         }
         if let j = r.joinedLines {
             let last = r.line + j.lines - 1
@@ -625,6 +625,7 @@ struct CSVRecordConverter: Sendable {
                 case .success(let point):
                     draft.longitude = .string(point.x)
                     draft.latitude = .string(point.y)
+                    if let z = point.z { draft.altitude = .double(z) }
                 case .failure(let problem):
                     return reject(header[i], problem.message)
                 }

@@ -9,7 +9,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case writeFailed(file: String, reason: String)
     case emptyFile(file: String)
     case invalidHeader(file: String, reason: String)
-    case missingColumn(file: String, field: PlaceField, looked: [String])
+    /// `header`: the columns the header was read as (what tells a wrong delimiter).
+    case missingColumn(file: String, field: PlaceField, looked: [String], header: [String] = [])
     case unknownFormat(file: String)
     /// The column `field` would be read from (by name or by its mapping) is mapped to another
     /// field, `by` (a mapping such as name=lat took the latitude's column).
@@ -54,8 +55,17 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .writeFailed(let f, let r): return "\(f): write failed: \(r)"
         case .emptyFile(let f): return "\(f): file is empty (no header row)"
         case .invalidHeader(let f, let r): return "\(f): invalid header: \(r)"
-        case .missingColumn(let f, let field, let looked):
-            return "\(f): no \(field.rawValue) column (looked for \(looked.joined(separator: ", ")))"
+        case .missingColumn(let f, let field, let looked, let header):
+            var text = "\(f): no \(field.rawValue) column (looked for \(looked.joined(separator: ", "))"
+            if !header.isEmpty {
+                let shown = header.prefix(8).map { "\"\($0.prefix(40))\"" }.joined(separator: ", ") + (header.count > 8 ? ", …" : "")
+                text += "; the header was read as \(header.count) column\(header.count == 1 ? "" : "s"): \(shown)"
+                // One column holding another delimiter: the likely cause, said with its fix.
+                if header.count == 1, let d = [(";", ";"), ("\t", "tab"), ("|", "|"), (",", ",")].first(where: { header[0].contains($0.0) }) {
+                    text += ", which holds '\(d.1 == "tab" ? "\\t" : d.1)': is that the delimiter? (--delimiter \(d.1 == "tab" ? "tab" : "'" + d.1 + "'"))"
+                }
+            }
+            return text + ")"
         case .unknownFormat(let f): return "\(f): neither CSV nor GeoJSON"
         case .columnTaken(let f, let field, let column, let other):
             return "\(f): no \(field.rawValue) column: column \(column) is mapped to \(other.rawValue)"

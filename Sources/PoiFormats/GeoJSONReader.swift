@@ -425,9 +425,32 @@ public final class GeoJSONReader {
         let reject = Reject(source: PlaceSource(file: file, record: record, position: .feature(featureIndex)),
                             field: nil,
                             reason: isSequence ? "malformed JSON text at byte \(offset): \(why); skipped to the next record separator"
-                                               : "malformed JSON at byte \(offset): \(why); the rest of the file is not read")
+                                : lineDelimited ? "malformed JSON at byte \(offset): \(why); skipped to the next line"
+                                : "malformed JSON at byte \(offset): \(why); the rest of the file is not read")
         featureIndex += 1
-        if isSequence {
+        if lineDelimited && !isSequence {
+            // One Feature per line (newline-delimited GeoJSON): a damaged line is one reject,
+            // and reading resumes at the next line, as RFC 8142 files resume at the next RS. A
+            // value cut short (a missing `}`) breaks at the next line's start: resume right there.
+            var back = pos - 1
+            while back >= 0, buf[back] == 0x20 || buf[back] == 0x09 || buf[back] == 0x0D { back -= 1 }
+            // (Only inside a value: a line that starts wrong is skipped, or it would break again here.)
+            if case .inObject = phase, back >= 0, buf[back] == 0x0A {
+                phase = .betweenTexts
+                return .reject(reject, raw: nil)
+            }
+            while true {
+                if pos >= buf.count {
+                    if eof { phase = .done; break }
+                    do { try ensure(1) } catch { phase = .done; break }
+                    continue
+                }
+                let b = buf[pos]
+                pos += 1
+                if b == 0x0A { phase = .betweenTexts; break }
+                if pos > 1 << 16 { buf.removeSubrange(0..<pos); dropped += pos; pos = 0 }
+            }
+        } else if isSequence {
             // RFC 8142 §2.4: skip to the next RS and carry on.
             while true {
                 if pos >= buf.count {
@@ -443,6 +466,18 @@ public final class GeoJSONReader {
             phase = .done
         }
         return .reject(reject, raw: nil)
+    }
+
+    /// The file is newline-delimited GeoJSON by its name (`.ndjson`, `.geojsonl`, `.jsonl`,
+    /// `.geojsonseq`, gzip'd or not): one Feature per line, so a damaged line can be skipped. A
+    /// damaged FeatureCollection is never read past (its framing is gone).
+    private var lineDelimited: Bool {
+        guard case .inFeatures = phase else {
+            var name = file.lowercased()
+            if name.hasSuffix(".gz") { name.removeLast(3) }
+            return [".ndjson", ".geojsonl", ".jsonl", ".geojsonseq", ".ldjson"].contains { name.hasSuffix($0) } && !top.contains("features")
+        }
+        return false
     }
 
     /// Property-name memo for features mapped on this thread (single Features, sequences).
@@ -636,7 +671,13 @@ struct FeatureMapper: Sendable {
                         continue
                     }
                     taken.insert(field)
-                    draft[field] = m.value
+                    // A string holding a JSON array is that list, as in a CSV cell (what ogr2ogr
+                    // makes of such a cell): one rule for both formats.
+                    if field == .categories, case .string(let text) = m.value {
+                        draft[field] = CSVRecordConverter.categories(text)
+                    } else {
+                        draft[field] = m.value
+                    }
                 } else if PoiKitProperties.isOwn(m.key, m.value) {
                     // What an export or rejects file says about where it came from: not the user's.
                     draft.poiKitProperties.append(m.key, m.value)

@@ -123,7 +123,7 @@ import Testing
             Case(name: "CSV with invalid UTF-8", args: ["check", "badutf8.csv"], status: 1,
                  contains: ["badutf8.csv:2: record 1: name: not valid UTF-8", "1 valid, 1 rejected"]),
             Case(name: "CSV with an unterminated quote at EOF", args: ["import", "--dry-run", "unterminated.csv"], status: 1,
-                 contains: ["unterminated.csv:3: record 2: unterminated quoted field (the file ends inside quotes opened in this record; if \" is plain text in this file, read it with quoting off)",
+                 contains: ["unterminated.csv:3: record 2: unterminated quoted field (the file ends inside quotes opened in this record, so every line after it was read into it; if \" is plain text in this file, read it with --quote none)",
                             "dry run: 1 file(s), 2 records: 1 valid"]),
             // GeoJSON
             Case(name: "GeoJSON nested 100k deep in a property", args: ["check", "deep.geojson"], status: 1,

@@ -27,6 +27,22 @@ import Testing
         #expect(again.status == 0 && again.stdout.contains("g.rejects.csv: 1 valid, 0 rejected"), "\(again.all)")
     }
 
+    /// A header-less LF file whose last record opens a quote that never closes: its rejects file
+    /// uses LF throughout (no CRLF mixed in) and closes the quote on the row, not on a line of
+    /// its own.
+    @Test func anUnterminatedRowsRejectsLineKeepsTheFilesLineEnds() throws {
+        let ws = try Workspace("t28-unterminated")
+        defer { ws.cleanUp() }
+        try "1\tAlpha\t10\t20\n2\t\"Beta\t11\t21\n3\tGamma\t12\t22\n".write(toFile: ws.path("u.txt"), atomically: true, encoding: .utf8)
+        let run = try ws.poi(["import", "u.txt", "--delimiter", "tab", "--columns", "id,name,lat,lon", "--field", "id=id", "--quiet"])
+        #expect(run.status == 1, "\(run.all)")
+        let rejects = try String(contentsOfFile: ws.path("u.rejects.csv"), encoding: .utf8)
+        #expect(!rejects.contains("\r"), "\(rejects.debugDescription)")
+        #expect(rejects.hasPrefix("id\tname\tlat\tlon\t_line\t_field\t_reason\n2\t\"Beta\t11\t21\n3\tGamma\t12\t22\"\t2\t\t"),
+                "\(rejects.debugDescription)")
+        #expect(rejects.hasSuffix("--quote none)\"\n"), "\(rejects.debugDescription)")
+    }
+
     /// A file with an id column where one row's id is blank: the key notice says so, not "no id column".
     @Test func aBlankIDIsNamedAsSuch() throws {
         let dir = try CheckIsImportTests.scratch("blankid")

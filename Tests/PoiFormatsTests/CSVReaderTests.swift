@@ -118,10 +118,14 @@ import PoiModel
     }
 
     @Test func missingColumnsAreFileErrors() {
-        #expect(throws: FormatError.missingColumn(file: "t.csv", field: .latitude, looked: PlaceField.latitude.aliases)) {
+        #expect(throws: FormatError.missingColumn(file: "t.csv", field: .latitude, looked: PlaceField.latitude.aliases, header: ["name", "lon"])) {
             try readAll("name,lon\nA,1\n")
         }
         #expect(throws: FormatError.emptyFile(file: "t.csv")) { try readAll("") }
+        // A wrong delimiter shows: the header read as one column holding another delimiter.
+        #expect(FormatError.missingColumn(file: "t.csv", field: .name, looked: ["name", "title"], header: ["name;lat;lon"]).description
+                == "t.csv: no name column (looked for name, title; the header was read as 1 column: \"name;lat;lon\", which holds ';': "
+                + "is that the delimiter? (--delimiter ';'))")
     }
 
     @Test func hostileBytes() throws {
@@ -133,7 +137,7 @@ import PoiModel
         let (places, rejects) = try readAll(bytes: bytes)
         #expect(places.map(\.name) == ["ok"])
         #expect(rejects.map(\.reason) == ["not valid UTF-8", "contains a NUL byte",
-                                          "unterminated quoted field (the file ends inside quotes opened in this record; if \" is plain text in this file, read it with quoting off)"])
+                                          "unterminated quoted field (the file ends inside quotes opened in this record, so every line after it was read into it; if \" is plain text in this file, read it with --quote none)"])
         #expect(rejects.map(\.field) == ["name", "name", nil])
         #expect(rejects.map { $0.source.line! } == [3, 4, 5])
     }

@@ -173,6 +173,43 @@ import PoiModel
         let (both, _) = try readAll("name,lat,lon,WKT\nA,5,6,POINT (1 2)\n", name: "b.csv")
         #expect(both.map(\.coordinate) == [Coordinate(longitude: 6, latitude: 5)])
         #expect(both.first?.extra == JSONObject([JSONMember("WKT", .string("POINT (1 2)"))]))
+        // A Z point keeps its altitude (as a GeoJSON position does); an M point's third number
+        // is no altitude; PostGIS's EWKT SRID=4326 prefix is read, another SRID named.
+        let (z, _) = try readAll("name,WKT\nA,POINT Z (1 2 3.5)\nB,POINT M (1 2 9)\nC,SRID=4326;POINT(3 4)\n", name: "z.csv")
+        #expect(z.map(\.altitude) == [3.5, nil, nil])
+        #expect(z.last?.coordinate == Coordinate(longitude: 3, latitude: 4))
+        let (_, srid) = try readAll("name,WKT\nA,SRID=2154;POINT(521027 6283496)\n", name: "s.csv")
+        #expect(srid.map(\.reason) == ["coordinates are in SRID 2154, not WGS 84 longitude/latitude (4326); reproject first, "
+                                       + "e.g. ogr2ogr -t_srs EPSG:4326"])
+    }
+
+    /// One Feature per line (.ndjson, .geojsonl): a damaged line is one reject and reading goes
+    /// on at the next line, as an RFC 8142 file goes on at the next RS (found by a new-user trial).
+    @Test func aDamagedLineOfNewlineDelimitedGeoJSONIsSkipped() throws {
+        func feature(_ name: String) -> String {
+            #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":""# + name + #""}}"#
+        }
+        let text = feature("A") + "\r\n" + String(feature("B").dropLast()) + "\r\n\r\n" + feature("C") + "\n"
+        for name in ["d.ndjson", "d.geojsonl", "d.jsonl.gz"] where !name.hasSuffix(".gz") {
+            let (places, rejects) = try readAll(text, name: name)
+            #expect(places.map(\.name) == ["A", "C"], "\(name)")
+            #expect(rejects.count == 1 && rejects.first?.reason.hasSuffix("; skipped to the next line") == true, "\(rejects)")
+        }
+        // A line that is no JSON at all, or holds a second value after a complete one: skipped.
+        let junk = feature("A") + " 7\nxyz\n" + feature("B") + "\n}\n"
+        let (kept, refused) = try readAll(junk, name: "j.ndjson")
+        #expect(kept.map(\.name) == ["A", "B"], "\(refused)")
+        #expect(refused.count == 3, "\(refused)")
+        // A file not named as one Feature per line stops there, as before (its framing is unknown).
+        let (places, rejects) = try readAll(text, name: "d.json")
+        #expect(places.map(\.name) == ["A"] && rejects.first?.reason.hasSuffix("the rest of the file is not read") == true)
+    }
+
+    /// A GeoJSON categories string holding a JSON array is that list, as a CSV cell is.
+    @Test func aCategoriesStringHoldingAJSONArrayIsAList() throws {
+        let feature = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"C","categories":"[\"x;y\",\"z\"]"}}"#
+        let (places, _) = try readAll(feature + "\n", name: "c.geojsonl")
+        #expect(places.map(\.categories) == [["x;y", "z"]])
     }
 
     /// OSM-style features keep names and kinds in a `tags` object: dotted paths read them, and

@@ -34,6 +34,9 @@ final class RejectsWriter {
     private let enabled: Bool
     private var file: AtomicFile?
     private var buffer: [UInt8] = []
+    /// The line end rows take when the input's header has none (a header-less input): the one
+    /// the header line was written with, so the file never mixes line ends.
+    private var fileLineEnd: ArraySlice<UInt8> = [0x0D, 0x0A]
     private(set) var count = 0
     /// Converts the UTF-8 rows back to the input's encoding (CSV in another encoding only).
     private let encoder: TextEncoding.Encoder?
@@ -54,19 +57,30 @@ final class RejectsWriter {
         }
         switch style {
         case .csv(let header, let delimiter, let quoting):
-            var lineEnd: ArraySlice<UInt8> = header.lineEnd.isEmpty ? [0x0D, 0x0A] : header.lineEnd
+            var lineEnd: ArraySlice<UInt8> = header.lineEnd.isEmpty ? fileLineEnd : header.lineEnd
             if case .csv(let record)? = raw {
-                buffer.append(contentsOf: record.content)
+                var content = record.content
                 if record.unterminatedQuote {
                     // The one byte added to a record: its quote closed, or the reasons and every
-                    // row after it would read as part of its last field.
+                    // row after it would read as part of its last field. Before the file's last
+                    // line break (inside the quotes), which ends the row instead: not a line of
+                    // its own holding `"`.
+                    if content.last == 0x0A {
+                        let crlf = content.count >= 2 && content[content.endIndex - 2] == 0x0D
+                        lineEnd = crlf ? [0x0D, 0x0A] : [0x0A]
+                        content = content.dropLast(crlf ? 2 : 1)
+                    }
+                    buffer.append(contentsOf: content)
                     buffer.append(UInt8(ascii: "\""))
-                } else if record.fieldCount < header.fieldCount {
-                    // Empty fields for the missing ones, so the reasons line up with their columns.
-                    buffer.append(contentsOf: repeatElement(delimiter, count: header.fieldCount - record.fieldCount))
+                } else {
+                    buffer.append(contentsOf: content)
+                    if record.fieldCount < header.fieldCount {
+                        // Empty fields for the missing ones, so the reasons line up with their columns.
+                        buffer.append(contentsOf: repeatElement(delimiter, count: header.fieldCount - record.fieldCount))
+                    }
+                    // The last line of a file may have no line end: it takes the header's.
+                    if record.lineEndLength > 0 { lineEnd = record.lineEnd }
                 }
-                // The last line of a file may have no line end: it takes the header's.
-                if record.lineEndLength > 0 { lineEnd = record.lineEnd }
             } else {
                 // No raw bytes (the record was over the size limits): empty fields, and the
                 // reason and `_line` say which record it was.
@@ -121,9 +135,18 @@ final class RejectsWriter {
             }
             // A header without a line end (made for a header-less input) takes the first
             // rejected row's, so the file does not mix line ends; CRLF (RFC 4180) failing that.
+            // (A record cut off by the end of the file has none: the first line break inside it.)
             var lineEnd: ArraySlice<UInt8> = header.lineEnd
-            if lineEnd.isEmpty, case .csv(let record)? = first, record.lineEndLength > 0 { lineEnd = record.lineEnd }
-            buffer.append(contentsOf: lineEnd.isEmpty ? [0x0D, 0x0A] : lineEnd)
+            if lineEnd.isEmpty, case .csv(let record)? = first {
+                if record.lineEndLength > 0 {
+                    lineEnd = record.lineEnd
+                } else if let lf = record.bytes.firstIndex(of: 0x0A) {
+                    lineEnd = lf > 0 && record.bytes[lf - 1] == 0x0D ? [0x0D, 0x0A] : [0x0A]
+                }
+            }
+            if lineEnd.isEmpty { lineEnd = [0x0D, 0x0A] }
+            fileLineEnd = lineEnd
+            buffer.append(contentsOf: lineEnd)
         case .geojson:
             buffer.append(contentsOf: #"{"type":"FeatureCollection","features":["#.utf8)
         }

@@ -129,6 +129,7 @@ struct KeyRule {
         text(p.importKey); text(p.name); text(p.placename); text(p.details); text(p.image)
         h.combine(p.coordinate.longitude.bitPattern)
         h.combine(p.coordinate.latitude.bitPattern)
+        h.combine(p.altitude?.bitPattern ?? 0x7FF8_DEAD_0000_0001)  // kept and exported: part of the content
         h.combine(p.categories.count)
         for c in p.categories { text(c) }
         h.combine(p.hasImageField)

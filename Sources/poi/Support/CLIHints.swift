@@ -38,7 +38,7 @@ enum CLIHints {
 
     static func hint(for error: FormatError) -> String? {
         switch error {
-        case .missingColumn(_, let field, _):
+        case .missingColumn(_, let field, _, _):
             return "Name it with --field \(field.rawValue)=COLUMN, or name the columns of a file without a header line with --columns."
         case .invalidHeader(_, let reason) where reason.contains("not valid UTF-8"):
             return "If the file is in another encoding, name it with --encoding (e.g. --encoding cp1252)."
@@ -63,6 +63,19 @@ enum CLIHints {
 
     static func hint(for error: StoreError) -> String? {
         switch error {
+        case .tls(_, let reason):
+            let r = reason.lowercased()
+            if r.contains("mismatch") || r.contains("hostname") {
+                return "The server's certificate does not name the host in the URI: connect by a name its certificate holds."
+            }
+            if r.contains("certificate verify failed") {
+                return "The server's certificate is not signed by a CA this machine trusts: name the CA's certificate with "
+                    + "tlsCAFile=/path/to/ca.pem in the URI."
+            }
+            return "Check the URI's TLS options: tls=true, tlsCAFile, tlsCertificateKeyFile."
+        case .retried:
+            return "Run it again once the database is healthy (a rerun finishes the job, without duplicates), "
+                + "or give it longer with --retry-for."
         case .unreachable:
             return "Check that the server is running and that --uri or MONGODB_URI points at it "
                 + "(for the embedded test server: make db-start)."
