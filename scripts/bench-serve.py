@@ -4,7 +4,10 @@
 
 (a) GET /files/:id of the largest photo   (b) GET /files/:id of a thumbnail (~9 kB)
 (c) GET /locations?query=<box> over 10k places   (d) POST /files of a 5 MB JPEG (+ thumbnail)
-and poi serve's peak RSS while 64 clients download the largest photo.
+(e) GET /locations (1,000 places) with and without gzip: bytes, req/s, CPU per request
+(f) GET /locations answered 304 (If-None-Match), against the reference's own 304s
+and poi serve's peak RSS while 64 clients download the largest photo. Thumbnails from memory
+must reach 0.6x nginx (s/req ratio <= 1.667).
 
 wrk -t2 -c16, bounded runs (DURATION= seconds, default 5). Needs wrk and nginx-light (Debian);
 the reference needs nodejs node-express node-mongodb; a missing peer is reported and skipped.
@@ -75,8 +78,10 @@ def make_corpus():
     return photo, os.path.getsize(photo)
 
 
-def wrk(url, connections=16, script=None, duration=DURATION):
+def wrk(url, connections=16, script=None, duration=DURATION, headers=()):
     cmd = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "10s"]
+    for h in headers:
+        cmd += ["-H", h]
     if script:
         cmd += ["-s", script]
     out = subprocess.run(cmd + [url], capture_output=True, text=True).stdout
@@ -89,7 +94,26 @@ def wrk(url, connections=16, script=None, duration=DURATION):
         v, unit = float(m.group(1)), m.group(2)
         return v / 1000 if unit == "us" else v * 1000 if unit == "s" else v
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"rps": rps, "p50": latency(50), "p99": latency(99), "non2xx": int(errors.group(1)) if errors else 0}
+    total = re.search(r"(\d+) requests in", out)
+    return {"rps": rps, "p50": latency(50), "p99": latency(99), "non2xx": int(errors.group(1)) if errors else 0,
+            "requests": int(total.group(1)) if total else 0}
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process so far (/proc/PID/stat fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def curl_bytes(url, headers=()):
+    """Bytes on the wire of one response's body, and its ETag."""
+    args = ["curl", "-s", "-o", "/dev/null", "-D", "-", "-w", "\n%{size_download}"]
+    for h in headers:
+        args += ["-H", h]
+    out = subprocess.run(args + [url], capture_output=True, text=True).stdout
+    etag = re.search(r"^etag:\s*(.+?)\s*$", out, re.M | re.I)
+    return int(out.strip().rsplit("\n", 1)[-1]), etag.group(1) if etag else None
 
 
 def main():
@@ -172,6 +196,31 @@ http {{ access_log off; sendfile on; tcp_nopush on; types {{ image/jpeg jpeg; im
                 bad = f"  ({r['non2xx']} non-2xx)" if r["non2xx"] else ""
                 print(f"{label:<44} {name:<10} {r['rps']:>10.0f} {r['p50'] or 0:>9.2f} {r['p99'] or 0:>9.2f}{bad}", flush=True)
 
+        # (e) GET /locations (1,000 places: the --max-results cap) with and without gzip: bytes
+        # on the wire, req/s and poi serve's CPU per request; (f) a 304 revalidation's req/s.
+        plain_bytes, etag = curl_bytes(servers["poi serve"] + "/locations")
+        gzip_bytes, _ = curl_bytes(servers["poi serve"] + "/locations", ["Accept-Encoding: gzip"])
+        print(f"GET /locations (1,000 places): {plain_bytes} bytes, {gzip_bytes} with Accept-Encoding: gzip "
+              f"({plain_bytes / max(gzip_bytes, 1):.1f}x fewer)")
+        for label, headers in [("identity", ()), ("gzip", ("Accept-Encoding: gzip",))]:
+            before = cpu_seconds(procs["poi serve"].pid)
+            r = wrk(servers["poi serve"] + "/locations", connections=4, headers=headers)
+            used = cpu_seconds(procs["poi serve"].pid) - before
+            r["cpu_ms"] = 1000 * used / max(r["requests"], 1)
+            results[("e-" + label, "poi serve")] = r
+            print(f"{'GET /locations, ' + label:<44} {'poi serve':<10} {r['rps']:>10.0f} {r['p50'] or 0:>9.2f} {r['p99'] or 0:>9.2f}"
+                  f"  CPU {r['cpu_ms']:.2f} ms/request", flush=True)
+        for name in ["poi serve", "reference"]:
+            if name not in servers:
+                continue
+            _, tag = curl_bytes(servers[name] + "/locations")
+            if not tag:
+                print(f"bench-serve: {name} sends no ETag on /locations; 304 case skipped")
+                continue
+            r = wrk(servers[name] + "/locations", connections=16, headers=(f"If-None-Match: {tag}",))
+            results[("f", name)] = r
+            print(f"{'GET /locations, If-None-Match (304)':<44} {name:<10} {r['rps']:>10.0f} {r['p50'] or 0:>9.2f} {r['p99'] or 0:>9.2f}", flush=True)
+
         # (d) uploads: every request a different image (a counter after the JPEG's end), so no
         # server can answer from a dedup; fewer connections and a shorter run (5 MB each).
         lua = os.path.join(scratch, "post.lua")
@@ -201,8 +250,15 @@ request = function() n = n + 1
                 emit(what, 1 / results[(key, "poi serve")]["rps"], "reference", 1 / results[(key, "reference")]["rps"], target, unit="s/req")
             if results.get((key, "poi serve"), {}).get("rps") and results.get((key, "nginx"), {}).get("rps"):
                 emit(what.replace("vs reference", "vs nginx"), 1 / results[(key, "poi serve")]["rps"], "nginx sendfile",
-                     1 / results[(key, "nginx")]["rps"], "<=1.333" if key == "a" else None, unit="s/req")
+                     1 / results[(key, "nginx")]["rps"], {"a": "<=1.333", "b": "<=1.667"}.get(key), unit="s/req")
         emit("serve peak RSS, 64 downloads (MB)", hwm, "target", 150, "<=1.0", unit="MB")
+        emit("serve /locations gzip (bytes, vs identity)", gzip_bytes, "identity", plain_bytes, "<=0.2", unit="bytes")
+        ident, gz = results.get(("e-identity", "poi serve")), results.get(("e-gzip", "poi serve"))
+        if ident and gz:
+            emit("serve /locations gzip CPU (ms/req, vs identity)", gz["cpu_ms"], "identity", ident["cpu_ms"], None, unit="ms")
+        if results.get(("f", "poi serve")) and results.get(("f", "reference")):
+            emit("serve 304 revalidation (s/req, vs reference)", 1 / results[("f", "poi serve")]["rps"], "reference",
+                 1 / results[("f", "reference")]["rps"], "<=1.0", unit="s/req")
     finally:
         for name, p in procs.items():
             if p.poll() is None:
