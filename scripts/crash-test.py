@@ -52,11 +52,16 @@ class Checks:
 class Server:
     """A SecantusDB server of our own on a free port, stoppable and restartable (same data)."""
 
-    def __init__(self, data_dir, replica_set=False, test_commands=False):
+    def __init__(self, data_dir, replica_set=False, test_commands=False, tls=None, ping_uri=None):
         # replica_set: the primary of the one-member set `secantus` (retryable writes, elections'
-        # error codes); test_commands: the `failCommand` fail point the drivers' tests use.
+        # error codes); test_commands: the `failCommand` fail point the drivers' tests use;
+        # tls: (certificate, key) files it serves TLS with; ping_uri: how start() knows it is up
+        # (with TLS and users, a plain ping would not do).
         self.topology = [] if replica_set else ["--standalone"]
         self.topology += ["--enable-test-commands"] if test_commands else []
+        if tls:
+            self.topology += ["--tls-cert-file", tls[0], "--tls-key-file", tls[1]]
+        self.ping_uri = ping_uri
         self.data_dir = data_dir
         os.makedirs(data_dir, exist_ok=True)
         self.config = os.path.join(data_dir, "empty.toml")
@@ -68,17 +73,17 @@ class Server:
         self.uri = f"mongodb://127.0.0.1:{self.port}"
         self.proc = None
 
-    def start(self):
+    def start(self, extra=()):
         log = open(os.path.join(self.data_dir, "server.log"), "ab")
         self.proc = subprocess.Popen(
             [os.path.join(ROOT, ".venv/bin/secantusd-py"), "--host", "127.0.0.1", "--port", str(self.port),
-             "--storage-path", os.path.join(self.data_dir, "db"), "--config", self.config] + self.topology,
+             "--storage-path", os.path.join(self.data_dir, "db"), "--config", self.config] + self.topology + list(extra),
             stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
         import pymongo
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
-                pymongo.MongoClient(self.uri, serverSelectionTimeoutMS=300).admin.command("ping")
+                pymongo.MongoClient(self.ping_uri or self.uri, serverSelectionTimeoutMS=300).admin.command("ping")
                 return
             except Exception:
                 if self.proc.poll() is not None:

@@ -16,6 +16,12 @@
      -> exit 3 within seconds naming the write concern (libmongoc's upload loop once made it
      run for ever), nothing dangling; a rerun completes with exact counts.
 
+  6. production: a replica-set primary over TLS with SCRAM users (a password holding @ : /):
+     import, export, thumbnails, gc, doctor and serve work and never print the password; an
+     import across a 3 s election window stores every place once (or exits 3 and its rerun
+     does); a wrong CA, a wrong password, no user and a missing tls=true each get a message
+     naming it, exit 3.
+
 Uses its own SecantusDB server (it has to stop and restart it). ROWS=... resizes the import.
 Ends with `fault-test: N passed, M failed`; exit status 1 when anything failed.
 """
@@ -109,6 +115,7 @@ def main():
         server_stopped_mid_export(server, client, hostport, work, checks)
         uploads_not_writable(server, client, work, checks)
         write_concern_errors(work, rng, checks)
+        production_setup(work, rng, checks)
     finally:
         server.stop()
         for m in list(mounts_under(work)):
@@ -121,7 +128,10 @@ def server_stopped_mid_import(server, client, hostport, csv_path, work, rows, va
     print("server stopped mid-import")
     db = client["fault_import"]
     uploads = os.path.join(work, "uploads-import")
-    common = ["--uri", server.uri, "--db", "fault_import", "--uploads", uploads, "--server-timeout", str(TIMEOUT)]
+    # --retry-for 2: a server that is gone is reported once the retries are spent (the default
+    # rides out a minute of elections).
+    common = ["--uri", server.uri, "--db", "fault_import", "--uploads", uploads, "--server-timeout", str(TIMEOUT),
+              "--retry-for", "2"]
     imp = ["import", csv_path, "--images-dir", os.path.join(work, "images"), "--quiet", "--batch-size", "100"] + common
     p = subprocess.Popen([ct.poi_binary()] + imp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     landed = wait_for(lambda: db.locations.estimated_document_count() >= 100 or p.poll() is not None, 120)
@@ -257,6 +267,167 @@ def election_under_serve(client, uri, work, checks):
             p.wait(30)
         except subprocess.TimeoutExpired:
             p.kill()
+
+
+def make_certificates(folder):
+    """A test CA, a server certificate it signs (localhost and 127.0.0.1), and an unrelated CA."""
+    def run(*args):
+        subprocess.run(["openssl"] + list(args), check=True, capture_output=True, cwd=folder)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=PoiKit test CA")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+    with open(os.path.join(folder, "san.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem",
+        "-days", "2", "-extfile", "san.ext")
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "other.key", "-out", "other-ca.pem", "-days", "2", "-subj", "/CN=Other CA")
+    # Signed by the right CA, for another host name: what a URI naming the wrong host meets.
+    with open(os.path.join(folder, "wrong-host.ext"), "w") as f:
+        f.write("subjectAltName=DNS:example.invalid\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "wrong-host.pem",
+        "-days", "2", "-extfile", "wrong-host.ext")
+    return {name: os.path.join(folder, name) for name in ["ca.pem", "server.pem", "server.key", "other-ca.pem", "wrong-host.pem"]}
+
+
+def production_setup(work, rng, checks):
+    """Every job and `poi serve` against a replica-set primary over TLS with a SCRAM user whose
+    password holds @ : /, as production runs (issue 29); an election window during an import;
+    and the diagnoses of a wrong CA, password, missing user and missing tls=true."""
+    import threading
+    import urllib.parse
+    import urllib.request
+    import pymongo
+    print("production setup: replica-set primary, TLS, SCRAM users")
+    if not shutil.which("openssl"):
+        checks.skip("production setup", "openssl is not installed")
+        return
+    folder = os.path.join(work, "prod")
+    os.makedirs(folder)
+    certs = make_certificates(folder)
+    server = ct.Server(os.path.join(folder, "server"), replica_set=True, test_commands=True,
+                       tls=(certs["server.pem"], certs["server.key"]))
+    tls = f"tls=true&tlsCAFile={certs['ca.pem']}&replicaSet=secantus"
+    server.ping_uri = f"mongodb://127.0.0.1:{server.port}/?{tls}"
+    server.start()
+    # Users first, then the restart with --auth (how SecantusDB, like mongod, is provisioned).
+    setup = pymongo.MongoClient(server.ping_uri)
+    setup.admin.command("createUser", "root", pwd="rootpw", roles=["root"])
+    password = "p@ss:/w0rd"
+    setup.admin.command("createUser", "app", pwd=password,
+                        roles=[{"role": "readWrite", "db": "prod"}, {"role": "dbAdmin", "db": "prod"}])
+    setup.close()
+    server.stop()
+    server.ping_uri = f"mongodb://root:rootpw@127.0.0.1:{server.port}/?{tls}&authSource=admin"
+    server.start(extra=["--auth"])
+    root = pymongo.MongoClient(server.ping_uri)
+    quoted = urllib.parse.quote(password, safe="")
+    uri = f"mongodb://app:{quoted}@127.0.0.1:{server.port}/prod?{tls}&authSource=admin"
+    samples = os.path.join(folder, "Samples")
+    shutil.copytree(os.path.join(ROOT, "Samples"), samples, ignore=shutil.ignore_patterns("*.rejects.*"))
+    db = root["prod"]
+    common = ["--uri", uri, "--gridfs", "--server-timeout", str(TIMEOUT)]
+    try:
+        def leaked(*texts):
+            return any(password in t or quoted in t for t in texts)
+
+        code, out, err = ct.run_poi(["import", os.path.join(samples, "places.csv"), os.path.join(samples, "landmarks.geojson"),
+                                     "--json", "--quiet"] + common, timeout=120)
+        summary = json.loads(out) if out.strip().startswith("{") else {}
+        places = db.locations.count_documents({})
+        checks.check(code == 1 and summary.get("inserted") == places and places > 0,
+                     f"production: import over TLS + SCRAM stores {places} places (exit 1: the samples' rejects)",
+                     f"exit {code}, {summary}, {err[-300:]}")
+        checks.check(not leaked(out, err), "production: the password is never printed")
+        export = os.path.join(folder, "prod.geojson")
+        code, out, err = ct.run_poi(["export", "-o", export, "--quiet"] + common, timeout=120)
+        features = len(json.load(open(export))["features"]) if code == 0 else -1
+        checks.check(code == 0 and features == places, f"production: export writes the {places} places", f"exit {code}, {features}, {err[-200:]}")
+        code, out, err = ct.run_poi(["thumbnails", "--all", "--quiet"] + common, timeout=300)
+        checks.check(code == 0, "production: thumbnails --all", err[-300:])
+        code, out, err = ct.run_poi(["gc"] + common, timeout=120)
+        checks.check(code == 0 and "consistent" in out + err, "production: gc finds nothing to collect", (out + err)[-300:])
+        code, out, err = ct.run_poi(["doctor", "--uri", uri], timeout=60)
+        want = ["replica set secantus", "TLS            on", "user 'app' (authSource admin", "authenticated as app@admin",
+                "retryable writes yes"]
+        checks.check(code == 0 and all(w in out for w in want) and not leaked(out, err),
+                     "production: doctor names the replica set, TLS, the user and retryable writes", out[-600:] + err[-200:])
+
+        # poi serve over the same URI.
+        import socket
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        log = open(os.path.join(folder, "serve.log"), "w")
+        p = subprocess.Popen([ct.poi_binary(), "serve", "--uri", uri, "--gridfs", "--port", str(port)], stdout=log, stderr=log)
+        try:
+            def get(path):
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+                        return r.status, r.read()
+                except Exception as e:
+                    return getattr(e, "code", 0), b""
+            up = wait_for(lambda: get("/healthz")[0] == 200 or p.poll() is not None, 20, 0.2)
+            status, body = get("/locations")
+            served = len(json.loads(body)) if status == 200 else -1
+            checks.check(up and status == 200 and served == places, f"production: poi serve answers /locations with {places} places",
+                         f"{status}, {served}")
+        finally:
+            p.terminate()
+            p.wait(30)
+        checks.check(not leaked(open(os.path.join(folder, "serve.log")).read()), "production: serve's log never prints the password")
+
+        # An election window (NotWritablePrimary on every write for 3 s) during an import.
+        rows = ["id,name,lat,lon"] + [f"e{i},Election {i},{(i % 170) - 85},{(i % 350) - 175}" for i in range(3000)]
+        election_csv = os.path.join(folder, "election.csv")
+        open(election_csv, "w").write("\n".join(rows) + "\n")
+        before = db.locations.count_documents({})
+        proc = subprocess.Popen([ct.poi_binary(), "import", election_csv, "--quiet", "--batch-size", "100"] + common,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        root.admin.command({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+                            "data": {"failCommands": ["insert", "update"], "errorCode": 10107,
+                                     "errorLabels": ["RetryableWriteError"]}})
+        time.sleep(3)
+        root.admin.command({"configureFailPoint": "failCommand", "mode": "off"})
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        added = db.locations.count_documents({}) - before
+        print(f"  election import: exit {proc.returncode}, {added} places; {err.strip()[-200:]}")
+        if proc.returncode == 0:
+            checks.check(added == 3000, "production: an import across a 3 s election stores every place exactly once", added)
+        else:
+            checks.check(proc.returncode == 3, "production: an import that outlasts its retries exits 3", proc.returncode)
+            code, out, err = ct.run_poi(["import", election_csv, "--quiet"] + common, timeout=120)
+            added = db.locations.count_documents({}) - before
+            checks.check(code == 0 and added == 3000, "production: its rerun completes exactly", f"exit {code}, {added}")
+
+        # Diagnoses: each names what to fix, exit 3, no password.
+        cases = [("a CA that did not sign the server's certificate", uri.replace(certs["ca.pem"], certs["other-ca.pem"]),
+                  ["TLS connection to MongoDB", "certificate verify failed"]),
+                 ("a wrong password", uri.replace(quoted, "wrong"), ["authentication", "user 'app' (authSource admin"]),
+                 ("no user", f"mongodb://127.0.0.1:{server.port}/prod?{tls}", ["names no user"]),
+                 ("no tls=true", f"mongodb://app:{quoted}@127.0.0.1:{server.port}/prod?replicaSet=secantus&authSource=admin",
+                  ["add tls=true"])]
+        for label, bad, words in cases:
+            code, out, err = ct.run_poi(["export", "-o", os.path.join(folder, "bad.geojson"), "--uri", bad, "--server-timeout", "3"], timeout=60)
+            checks.check(code == 3 and all(w in err for w in words) and not leaked(out, err),
+                         f"production: {label} is named as such (exit 3)", f"exit {code}: {err.strip()[-300:]}")
+        # A certificate for another host name, on a server of its own.
+        other = ct.Server(os.path.join(folder, "server-wrong-host"), tls=(certs["wrong-host.pem"], certs["server.key"]))
+        other.ping_uri = f"mongodb://127.0.0.1:{other.port}/?tls=true&tlsCAFile={certs['ca.pem']}&tlsAllowInvalidHostnames=true"
+        other.start()
+        try:
+            code, out, err = ct.run_poi(["export", "-o", os.path.join(folder, "bad.geojson"), "--server-timeout", "3", "--uri",
+                                         f"mongodb://127.0.0.1:{other.port}/prod?tls=true&tlsCAFile={certs['ca.pem']}"], timeout=60)
+            checks.check(code == 3 and "does not name the host" in err, "production: a certificate for another host is named as such (exit 3)",
+                         f"exit {code}: {err.strip()[-300:]}")
+        finally:
+            other.stop()
+    finally:
+        server.stop()
 
 
 def make_places(db, n):

@@ -51,7 +51,7 @@ enum APIError: Error, Sendable {
             // A files document whose bytes are gone: the reference's 404; damaged bytes are
             // never served (a 500 that names what is wrong, as `poi gc` reports it).
             case .bytesMissing: return .notFound
-            case .unreachable, .network: return .serviceUnavailable
+            case .unreachable, .network, .tls: return .serviceUnavailable
             // 50 MaxTimeMSExpired: the query took too long.
             case .server(let code, _, _, _):
                 if code == 50 { return .gatewayTimeout }

@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `poi`: the command line of PoiKit. Commands parse arguments, call into PoiJobs/PoiStore/
 /// PoiImaging/PoiFormats, format output and pick the exit status; they hold no pipeline logic.
@@ -44,6 +47,7 @@ enum PoiVersion {
 @main
 enum PoiMain {
     static func main() async {
+        LibmongocEnvironment.ensureSharedMemoryCountersOff()
         // `poi serve` shuts down gracefully on SIGTERM/SIGINT itself; every other command
         // removes its temporary files and ends with the signal's status.
         let serving = CommandLine.arguments.dropFirst().first == ServeCommand.configuration.commandName
@@ -80,5 +84,24 @@ enum PoiMain {
             JSONFailure.report(nil, exitStatus: ExitStatus.failure.rawValue)
             Poi.exit(withError: ExitStatus.failure)
         }
+    }
+}
+
+/// Debian's libmongoc 1.23 initialises itself in a library constructor, before `main`, and
+/// then keeps its performance counters in a shared-memory segment `/dev/shm/mongoc-PID`,
+/// removed at a clean exit only. A process killed (kill -9, the OOM killer, a crash) leaves its
+/// segment, and a later process that gets the same pid prints "Falling back to malloc for
+/// counters." on stderr, which cron mails. `MONGOC_DISABLE_SHM` prevents it, but only when set
+/// before the constructor runs: so the first thing `poi` does is to run itself again with it
+/// set (one exec, a few milliseconds; the same arguments and environment otherwise).
+enum LibmongocEnvironment {
+    static func ensureSharedMemoryCountersOff() {
+        guard getenv("MONGOC_DISABLE_SHM") == nil else { return }
+        setenv("MONGOC_DISABLE_SHM", "1", 1)
+        // The segment the constructor just made (or a dead process's with this pid: no live one
+        // can have it) would outlive the exec, which runs no exit handlers.
+        shm_unlink("/mongoc-\(getpid())")
+        // On failure (no /proc) execution simply goes on, with the counters in shared memory.
+        execv("/proc/self/exe", CommandLine.unsafeArgv)
     }
 }

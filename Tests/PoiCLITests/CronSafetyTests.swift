@@ -5,6 +5,32 @@ import Testing
 /// stay out of the dumps they sit beside, a typo is not an empty success, a password never shows,
 /// an endless input fails fast. Each case failed against the build before its fix.
 @Suite struct CronSafetyTests {
+    /// libmongoc (Debian's 1.23) starts itself before `main` and keeps counters in
+    /// /dev/shm/mongoc-PID, removed only at a clean exit: a `poi` killed with -9 left one, and a
+    /// later process with that pid printed "Falling back to malloc for counters." (cron mail).
+    /// `poi` runs itself again with MONGOC_DISABLE_SHM set, so a killed run leaves nothing.
+    @Test func aKilledRunLeavesNoSharedMemorySegment() throws {
+        let process = Process()
+        process.executableURL = PoiProcess.binary
+        process.arguments = ["import", "-", "--dry-run"]
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "MONGOC_DISABLE_SHM")  // the test process sets it for itself
+        process.environment = env
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Waiting on standard input, past its start (and its exec).
+        Thread.sleep(forTimeInterval: 1.5)
+        let segment = "/dev/shm/mongoc-\(process.processIdentifier)"
+        let whileRunning = FileManager.default.fileExists(atPath: segment)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(!whileRunning, "\(segment) exists while poi runs")
+        #expect(!FileManager.default.fileExists(atPath: segment), "\(segment) outlived a killed poi")
+    }
+
     static let unreachable = ["--uri", "mongodb://127.0.0.1:1", "--server-timeout", "0.5"]
 
     static func scratch(_ name: String) throws -> String { try OutputSafetyTests.scratch("cron-" + name) }

@@ -2,15 +2,17 @@ import Testing
 @testable import PoiStore
 
 @Suite struct RetryAndPlacesTests {
-    func collection() throws -> MongoCollection {
-        let connection = try MongoConnection(uri: "mongodb://127.0.0.1:1")
+    func collection(retryForMS: Int = 500) throws -> MongoCollection {
+        var options = ConnectionOptions()
+        options.retryForMS = retryForMS
+        let connection = try MongoConnection(uri: "mongodb://127.0.0.1:1", options: options)
         return MongoDatabase(connection: connection, name: "x").locations
     }
 
-    @Test func transientErrorsAreRetriedABoundedNumberOfTimes() throws {
-        var options = UpsertOptions()
-        options.maxAttempts = 3
-        options.initialBackoffMS = 1
+    /// Retries back off 100, 200, 400 … ms within `retryForMS`: 500 ms allows two retries (the
+    /// third wait would end past it); past the bound, the last error and how long it tried.
+    @Test func transientErrorsAreRetriedWithinTheBound() throws {
+        let options = UpsertOptions()
         var result = BulkUpsertResult(outcomes: [])
         var calls = 0
         let value = try collection().withRetries(options, result: &result) { () throws(StoreError) -> Int in
@@ -21,13 +23,25 @@ import Testing
         #expect(value == 42 && calls == 3 && result.retries == 2)
 
         calls = 0
-        #expect(throws: StoreError.network(reason: "still down")) {
+        #expect(throws: StoreError.retried(attempts: 3, seconds: 0, last: .network(reason: "still down"))) {
             _ = try collection().withRetries(options, result: &result) { () throws(StoreError) -> Int in
                 calls += 1
                 throw .network(reason: "still down")
             }
         }
         #expect(calls == 3)
+        #expect(StoreError.retried(attempts: 3, seconds: 0, last: .network(reason: "still down")).description
+                == "lost the connection to MongoDB: still down (still failing after 3 attempts over 0 s of retries)")
+
+        // --retry-for 0: no retry, the error as it is.
+        calls = 0
+        #expect(throws: StoreError.network(reason: "down")) {
+            _ = try collection(retryForMS: 0).withRetries(options, result: &result) { () throws(StoreError) -> Int in
+                calls += 1
+                throw .network(reason: "down")
+            }
+        }
+        #expect(calls == 1)
 
         calls = 0
         #expect(throws: StoreError.self) {

@@ -47,6 +47,40 @@ import Testing
         #expect(!error.description.contains("make "))
     }
 
+    /// Issue 29: each production failure names what to fix (the `poi` CLI adds the flag or URI
+    /// option); the messages are libmongoc 1.23's own, seen against SecantusDB over TLS.
+    @Test func tlsAuthenticationAndAuthorizationAreNamed() {
+        let app = ConnectionIdentity(user: "app", authSource: "admin", mechanism: nil, tls: true)
+        func map(_ domain: mongoc_error_domain_t, _ code: UInt32, _ message: String, identity: ConnectionIdentity,
+                 reply: BSONDocument? = nil) -> StoreError {
+            MongoErrorText.storeError(Self.bsonError(domain, code, message), reply: reply, hosts: "db1:27017",
+                                      redactor: Redactor(uri: "mongodb://app:hunter2@db1:27017/"), identity: identity)
+        }
+        let untrusted = map(MONGOC_ERROR_SERVER_SELECTION, MONGOC_ERROR_SERVER_SELECTION_FAILURE.rawValue,
+                            "No suitable servers found: `serverSelectionTimeoutMS` expired: [TLS handshake failed: certificate verify "
+                            + "failed (20): unable to get local issuer certificate calling hello on '127.0.0.1:27017']", identity: app)
+        #expect(untrusted == .tls(hosts: "db1:27017", reason: "TLS handshake failed: certificate verify failed (20): unable to get "
+                                  + "local issuer certificate calling hello on '127.0.0.1:27017'"))
+        #expect(!untrusted.isTransient)
+        #expect(map(MONGOC_ERROR_CLIENT, MONGOC_ERROR_CLIENT_AUTHENTICATE.rawValue, "authentication failed", identity: app).description
+                == "authentication to MongoDB at db1:27017 failed: authentication failed (user 'app' (authSource admin, mechanism "
+                + "negotiated: SCRAM-SHA-256 or SCRAM-SHA-1)). Check the user name, password and authSource in the URI.")
+        let anonymous = ConnectionIdentity(user: nil, authSource: "admin", mechanism: nil, tls: true)
+        #expect(map(MONGOC_ERROR_SERVER, 13, "command listCollections requires authentication", identity: anonymous,
+                    reply: ["codeName": "Unauthorized"]).description
+                == "MongoDB error 13 (Unauthorized): command listCollections requires authentication (the URI names no user, and "
+                + "this server requires authentication: mongodb://USER:PASSWORD@host/...)")
+        #expect(map(MONGOC_ERROR_SERVER, 13, "not authorized on prod", identity: app, reply: ["codeName": "Unauthorized"]).description
+                == "MongoDB error 13 (Unauthorized): not authorized on prod (as user 'app' (authSource admin, mechanism negotiated: "
+                + "SCRAM-SHA-256 or SCRAM-SHA-1); grant it a role on this database, e.g. readWrite)")
+        let plain = ConnectionIdentity(user: "app", authSource: "admin", mechanism: "SCRAM-SHA-256", tls: false)
+        #expect(map(MONGOC_ERROR_SERVER_SELECTION, MONGOC_ERROR_SERVER_SELECTION_FAILURE.rawValue,
+                    "No suitable servers found: [Failed to read 4 bytes: socket error or timeout calling hello on 'db1:27017']",
+                    identity: plain)
+                == .unreachable(hosts: "db1:27017", reason: "Failed to read 4 bytes: socket error or timeout calling hello on "
+                                + "'db1:27017' (the server closed the connection before answering; if it requires TLS, add tls=true to the URI)"))
+    }
+
     @Test func retryableCodesAreTransient() {
         #expect(StoreError.server(code: 189, codeName: "PrimarySteppedDown", message: "", labels: []).isTransient)
         #expect(!StoreError.server(code: ServerErrorCode.duplicateKey, codeName: "", message: "", labels: []).isTransient)

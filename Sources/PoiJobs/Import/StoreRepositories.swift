@@ -22,8 +22,12 @@ public struct LocationsRepository: PlaceRepository {
     }
 
     public func prepare() throws(StoreError) {
-        try database.ensureIndexes()
-        let anyImported = try database.locations.findOne([options.keyField: .document(["$exists": true])], projection: ["_id": 1])
+        var count = 0
+        // Index builds and a read: idempotent, retried within the bound like every write.
+        let anyImported = try database.connection.retrying(retries: &count) { () throws(StoreError) -> BSONDocument? in
+            try database.ensureIndexes()
+            return try database.locations.findOne([options.keyField: .document(["$exists": true])], projection: ["_id": 1])
+        }
         keysAbsent.value.store(anyImported == nil, ordering: .relaxed)
     }
 
@@ -35,7 +39,11 @@ public struct LocationsRepository: PlaceRepository {
     }
 
     public func relinkThumbnail(imageId: ObjectId, thumbnailId: ObjectId) throws(StoreError) {
-        try database.setThumbnail(thumbnailId, forImage: imageId, updatedAt: options.now ?? .now())
+        // An update to a fixed value: applying it twice is applying it once.
+        var count = 0
+        try database.connection.retrying(retries: &count) { () throws(StoreError) in
+            _ = try database.setThumbnail(thumbnailId, forImage: imageId, updatedAt: options.now ?? .now())
+        }
     }
 }
 
@@ -47,12 +55,28 @@ final class KeysAbsent: Sendable {
 /// `ImageRepository` over a `FileStore` (disk uploads or GridFS) and its `files` documents.
 public struct FilesRepository: ImageRepository {
     public let store: any FileStore
+    /// Transient errors are retried within this connection's bound (`MongoConnection.retrying`);
+    /// nil: not retried (`poi serve`, whose clients retry).
+    public let retries: MongoConnection?
 
-    public init(store: any FileStore) { self.store = store }
+    public init(store: any FileStore, retryingOn connection: MongoConnection? = nil) {
+        self.store = store
+        self.retries = connection
+    }
 
-    public func prepare() throws(StoreError) { try store.prepare() }
+    private func retrying<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        guard let retries else { return try body() }
+        var count = 0
+        return try retries.retrying(retries: &count, body)
+    }
+
+    public func prepare() throws(StoreError) { try retrying { () throws(StoreError) in try store.prepare() } }
 
     public func findOriginal(sha256: String) throws(StoreError) -> StoredImage? {
+        try retrying { () throws(StoreError) in try lookUpOriginal(sha256: sha256) }
+    }
+
+    private func lookUpOriginal(sha256: String) throws(StoreError) -> StoredImage? {
         guard let original = try store.file(sha256: sha256, role: .original) else { return nil }
         let thumbnails = try store.thumbnails(of: original.id).map { StoredFileRef(id: $0.id, spec: $0.spec, contentType: $0.contentType) }
         // Found by content, but are its bytes in this store? Another --uploads folder, or a
@@ -67,14 +91,27 @@ public struct FilesRepository: ImageRepository {
                                 height: info.orientedHeight, originalName: originalName, sha256: sha256,
                                 iccProfile: info.iccProfile)
         // `add`, not `put`: `findOriginal` has just looked this content up and found nothing.
-        return try store.add(bytes, info: fileInfo).id
+        // A retry looks again first: an attempt the server applied before its reply was lost
+        // is found by its content, not stored twice.
+        var first = true
+        return try retrying { () throws(StoreError) -> ObjectId in
+            if !first, let stored = try store.file(sha256: sha256, role: .original) { return stored.id }
+            first = false
+            return try store.add(bytes, info: fileInfo).id
+        }
     }
 
     public func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws(StoreError) -> ObjectId {
-        try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original, spec: spec)).id
+        // As for originals: a retry finds the thumbnail of this recipe a lost reply stored.
+        var first = true
+        return try retrying { () throws(StoreError) -> ObjectId in
+            if !first, let stored = try store.thumbnails(of: original).last(where: { $0.spec == spec }) { return stored.id }
+            first = false
+            return try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original, spec: spec)).id
+        }
     }
 
     public func storedIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId> {
-        try store.existingFileIds(ids)
+        try retrying { () throws(StoreError) in try store.existingFileIds(ids) }
     }
 }

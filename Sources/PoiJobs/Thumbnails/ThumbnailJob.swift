@@ -114,13 +114,18 @@ public final class ThumbnailJob {
                         summary.upToDate += 1
                     }
                     do throws(StoreError) {
-                        summary.placesRelinked += try database.setThumbnail(thumbnail, forImage: original, updatedAt: runStarted)
-                        // Only thumbnails older than this one, and only once no place links
-                        // to one: a run that overlaps this one may have made a newer thumbnail,
-                        // which its places show and which is not ours to delete.
-                        for id in old where id < thumbnail {
-                            if try database.thumbnailInUse(id) { continue }
-                            if try store.delete(id) { summary.oldThumbnailsDeleted += 1 }
+                        // Retried within --retry-for: a relink to a fixed value and deletes of
+                        // fixed ids, each as good done twice as once.
+                        var retries = 0
+                        try database.connection.retrying(retries: &retries) { () throws(StoreError) in
+                            summary.placesRelinked += try database.setThumbnail(thumbnail, forImage: original, updatedAt: runStarted)
+                            // Only thumbnails older than this one, and only once no place links
+                            // to one: a run that overlaps this one may have made a newer thumbnail,
+                            // which its places show and which is not ours to delete.
+                            for id in old where id < thumbnail {
+                                if try database.thumbnailInUse(id) { continue }
+                                if try store.delete(id) { summary.oldThumbnailsDeleted += 1 }
+                            }
                         }
                     } catch {
                         throw .store(error)
@@ -180,7 +185,14 @@ public final class ThumbnailJob {
             do { thumbnail = try budget.make(from: bytes, spec: options.spec, options: options.decode) } catch {
                 return .failed(original: original.id, name: name, error: error)
             }
-            let stored = try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original.id, spec: canonical))
+            // Retried within --retry-for; a retry first looks for the thumbnail a lost reply stored.
+            var retries = 0, first = true
+            let stored = try store.database.connection.retrying(retries: &retries) { () throws(StoreError) -> StoredFile in
+                if !first, let made = try store.thumbnails(of: original.id).last(where: { $0.spec == canonical }),
+                   !(existing.map(\.id).contains(made.id)) { return made }
+                first = false
+                return try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original.id, spec: canonical))
+            }
             return .made(original: original.id, thumbnail: stored.id, old: existing.map(\.id), name: name,
                          colorWarning: thumbnail.source.colorWarning)
         } catch {

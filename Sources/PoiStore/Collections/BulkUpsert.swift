@@ -113,11 +113,6 @@ public struct UpsertOptions: Sendable {
     /// guard: an insert refused as a duplicate (another run wrote the key meanwhile) goes through
     /// the upsert path for that item alone. Needs that unique index.
     public var insertNew = true
-    /// Attempts per batch for transient errors (network, primary stepped down), with exponential
-    /// backoff starting at `initialBackoffMS`.
-    public var maxAttempts = 4
-    public var initialBackoffMS = 100
-
     public init() {}
 }
 
@@ -295,30 +290,13 @@ extension MongoCollection {
         }
     }
 
-    /// Runs `body` up to `maxAttempts` times while it fails with a transient error.
+    /// Runs `body` again while it fails with a transient error, within the connection's retry
+    /// bound (`MongoConnection.retrying`). A batch is safe to send again: its places are written
+    /// by their unique `importKey` (an upsert, or an insert refused as a duplicate and redone as
+    /// one), so an attempt the server applied before its reply was lost is found, not repeated.
     func withRetries<R>(_ options: UpsertOptions, result: inout BulkUpsertResult,
                         _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        var attempt = 1
-        var backoff = max(1, options.initialBackoffMS)
-        // All attempts together stay within the server timeout: each retry after a lost
-        // connection may wait that long again for a server, and four of them made a dead server
-        // take 12 s to report with --server-timeout 3 (fault-test).
-        let deadline = ContinuousClock.now + .milliseconds(connection.serverTimeoutMS)
-        while true {
-            do {
-                return try body()
-            } catch {
-                guard error.isTransient, attempt < options.maxAttempts else { throw error }
-                // `.unreachable` means server selection already waited the whole timeout the
-                // user gave (--server-timeout); retrying would multiply it (4 attempts: 4x).
-                if case .unreachable = error { throw error }
-                if ContinuousClock.now + .milliseconds(min(backoff, 10_000)) >= deadline { throw error }
-                attempt += 1
-                result.retries += 1
-                usleep(UInt32(min(backoff, 10_000)) * 1000)
-                backoff *= 2
-            }
-        }
+        try connection.retrying(retries: &result.retries, body)
     }
 
     /// One `mongoc_bulk_operation_t`: `inserts` as plain inserts (with `ids`), then `upserts` as

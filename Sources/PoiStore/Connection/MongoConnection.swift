@@ -8,6 +8,9 @@ public struct ConnectionOptions: Sendable {
     public var socketTimeoutMS: Int32 = 300_000
     public var maxPoolSize: Int32 = 16
     public var appName = "poikit"
+    /// How long a job keeps retrying an operation that failed with a transient error (`--retry-for`;
+    /// 0: never retried). See `MongoConnection.retrying`.
+    public var retryForMS = 60_000
     /// The timeouts and pool size above win over the URI's own: for a probe that must answer
     /// within its time whatever the URI says (`poi serve`'s health check).
     public var overridingURI = false
@@ -38,12 +41,16 @@ public final class MongoConnection: @unchecked Sendable {
     public let redactor: Redactor
     /// Hosts as "host:port[,host:port]" — what error messages name.
     public let hosts: String
+    /// The user, its authSource and mechanism, and TLS, as the URI gives them.
+    public let identity: ConnectionIdentity
     /// The default database named in the URI path, if any.
     public let uriDatabase: String?
     /// How long one operation may wait for a server (`serverSelectionTimeoutMS`, from the URI or
     /// `ConnectionOptions`): retries of a failed write stop when it is spent, so a dead server is
     /// reported within the time the user gave, not a multiple of it.
     public let serverTimeoutMS: Int
+    /// `ConnectionOptions.retryForMS`.
+    public let retryForMS: Int
 
     public var redactedURI: String { redactor.redactedURI }
     /// Size limits from `hello`, asked once per connection (bulk writes need them every batch).
@@ -69,6 +76,7 @@ public final class MongoConnection: @unchecked Sendable {
         let password = mongoc_uri_get_password(uri).map { String(cString: $0) }
         self.redactor = Redactor(uri: uriString, decodedPassword: password, parsedByDriver: true)
         self.hosts = Self.hostList(uri)
+        self.identity = ConnectionIdentity(uri: uri)
         self.uriDatabase = mongoc_uri_get_database(uri).map { String(cString: $0) }
 
         // Options the user put in the URI win over our defaults.
@@ -80,6 +88,7 @@ public final class MongoConnection: @unchecked Sendable {
         setDefault(MONGOC_URI_SOCKETTIMEOUTMS, options.socketTimeoutMS)
         setDefault(MONGOC_URI_MAXPOOLSIZE, options.maxPoolSize)
         if mongoc_uri_get_appname(uri) == nil { _ = mongoc_uri_set_appname(uri, options.appName) }
+        retryForMS = max(0, options.retryForMS)
         serverTimeoutMS = Int(mongoc_uri_get_option_as_int32(uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS,
                                                               options.serverSelectionTimeoutMS))
 
@@ -110,7 +119,7 @@ public final class MongoConnection: @unchecked Sendable {
 
     /// Maps a libmongoc error (and the reply, when there is one) to a scrubbed `StoreError`.
     func storeError(_ error: bson_error_t, reply: BSONDocument? = nil) -> StoreError {
-        MongoErrorText.storeError(error, reply: reply, hosts: hosts, redactor: redactor)
+        MongoErrorText.storeError(error, reply: reply, hosts: hosts, redactor: redactor, identity: identity)
     }
 
     /// Runs a database command and returns the server's reply.

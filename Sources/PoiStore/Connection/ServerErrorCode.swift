@@ -14,6 +14,8 @@ public enum ServerErrorCode {
     public static let invalidRegex = 51091
     /// Wrong user name or password (the server's own check, after the handshake).
     public static let authenticationFailed = 18
+    /// Unauthorized: the command needs a user (or a role) this connection does not have.
+    public static let unauthorized = 13
     /// The collection (or database) does not exist: dropping or listing the indexes of nothing.
     public static let namespaceNotFound = 26
     /// An index with the same name but other keys or options already exists.

@@ -94,3 +94,53 @@ public enum MongoLibraries {
     public static var libmongoc: String { String(cString: mongoc_get_version()) }
     public static var libbson: String { String(cString: bson_get_version()) }
 }
+
+/// How the deployment is laid out and who this connection is on it (what `poi doctor` shows an
+/// operator setting up production: a replica set's name and members, TLS, the user).
+public struct ServerTopology: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case standalone
+        case replicaSet(name: String, members: [String], primary: String?)
+        case mongos
+    }
+    public var kind: Kind
+    /// Sessions and a replica set or mongos: what retryable writes need (a standalone has none).
+    public var retryableWrites: Bool
+    /// `user@db` for each user the server says this connection is authenticated as.
+    public var authenticatedUsers: [String]
+
+    public var kindDescription: String {
+        switch kind {
+        case .standalone: return "standalone"
+        case .mongos: return "sharded cluster (mongos)"
+        case .replicaSet(let name, let members, let primary):
+            return "replica set \(name), \(members.count) member\(members.count == 1 ? "" : "s"): \(members.joined(separator: ", "))"
+                + (primary.map { "; primary \($0)" } ?? "; no primary")
+        }
+    }
+}
+
+extension MongoConnection {
+    /// `hello` and `connectionStatus`: the topology, retryable writes, the authenticated users.
+    public func topology() throws(StoreError) -> ServerTopology {
+        let hello = try runCommand(["hello": 1], database: "admin")
+        let kind: ServerTopology.Kind
+        if hello["msg"]?.stringValue == "isdbgrid" {
+            kind = .mongos
+        } else if let name = hello["setName"]?.stringValue {
+            let members = (hello["hosts"]?.arrayValue ?? []).compactMap(\.stringValue)
+            kind = .replicaSet(name: name, members: members, primary: hello["primary"]?.stringValue)
+        } else {
+            kind = .standalone
+        }
+        let sessions = hello["logicalSessionTimeoutMinutes"] != nil
+        let status = try runCommand(["connectionStatus": 1], database: "admin")
+        let users = (status["authInfo"]?.documentValue?["authenticatedUsers"]?.arrayValue ?? []).compactMap { v -> String? in
+            guard let d = v.documentValue, let user = d["user"]?.stringValue else { return nil }
+            return user + "@" + (d["db"]?.stringValue ?? "?")
+        }
+        var retryable = sessions
+        if case .standalone = kind { retryable = false }
+        return ServerTopology(kind: kind, retryableWrites: retryable, authenticatedUsers: users)
+    }
+}

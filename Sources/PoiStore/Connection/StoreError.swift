@@ -9,6 +9,12 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     case unreachable(hosts: String, reason: String)
     /// Authentication failed.
     case authentication(hosts: String, reason: String)
+    /// The TLS handshake failed: the server's certificate is not trusted or does not name the
+    /// host, the client's certificate is refused, or one side does not speak TLS.
+    case tls(hosts: String, reason: String)
+    /// A transient error that outlasted its retries (`MongoConnection.retrying`): `last` is the
+    /// final attempt's error.
+    indirect case retried(attempts: Int, seconds: Int, last: StoreError)
     /// The server answered with an error (`code`/`codeName` as the server sent them; see
     /// `ServerErrorCode`).
     case server(code: Int, codeName: String, message: String, labels: [String])
@@ -42,7 +48,11 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
         case .unreachable(let hosts, let reason):
             return "cannot reach MongoDB at \(hosts): \(reason)"
         case .authentication(let hosts, let reason):
-            return "authentication to MongoDB at \(hosts) failed: \(reason). Check the user name and password in the URI."
+            return "authentication to MongoDB at \(hosts) failed: \(reason). Check the user name, password and authSource in the URI."
+        case .tls(let hosts, let reason):
+            return "TLS connection to MongoDB at \(hosts) failed: \(reason)"
+        case .retried(let attempts, let seconds, let last):
+            return "\(last.description) (still failing after \(attempts) attempts over \(seconds) s of retries)"
         case .server(let code, let codeName, let message, _) where ServerErrorCode.writeConcern.contains(code):
             // The write was sent and may be applied or not: say so, and what makes it whole.
             return "MongoDB write concern error \(code)\(codeName.isEmpty ? "" : " (\(codeName))"): \(message); "
@@ -74,7 +84,14 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     /// replica set is not known (`ServerErrorCode.writeConcern`).
     public var isWriteConcernError: Bool {
         if case .server(let code, _, _, _) = self { return ServerErrorCode.writeConcern.contains(code) }
+        if case .retried(_, _, let last) = self { return last.isWriteConcernError }
         return false
+    }
+
+    /// The error itself, or the last attempt's for one that outlasted its retries.
+    public var underlying: StoreError {
+        if case .retried(_, _, let last) = self { return last.underlying }
+        return self
     }
 
     /// Errors worth retrying with backoff: the network blipped or the primary stepped down.
@@ -100,27 +117,59 @@ enum MongoErrorText {
         }
     }
 
-    static func storeError(_ error: bson_error_t, reply: BSONDocument?, hosts: String, redactor: Redactor) -> StoreError {
+    static func storeError(_ error: bson_error_t, reply: BSONDocument?, hosts: String, redactor: Redactor,
+                           identity: ConnectionIdentity? = nil) -> StoreError {
         let text = redactor.scrub(message(of: error))
         let domain = mongoc_error_domain_t(rawValue: error.domain)
         let code = mongoc_error_code_t(rawValue: error.code)
         let labels = reply?["errorLabels"]?.arrayValue?.compactMap(\.stringValue) ?? []
         switch (domain, code) {
         case (MONGOC_ERROR_SERVER_SELECTION, _):
-            return .unreachable(hosts: hosts, reason: unwrapSelectionMessage(text))
+            let reason = unwrapSelectionMessage(text)
+            if isTLSFailure(reason) { return .tls(hosts: hosts, reason: reason) }
+            // A server that closes the connection before answering `hello` is very often one
+            // that requires TLS, asked without it: say so, since "check it is running" misleads.
+            if identity?.tls == false, reason.contains("Failed to read 4 bytes") || reason.contains("socket error or timeout") {
+                return .unreachable(hosts: hosts, reason: reason + " (the server closed the connection before answering; "
+                                    + "if it requires TLS, add tls=true to the URI)")
+            }
+            return .unreachable(hosts: hosts, reason: reason)
+        case (MONGOC_ERROR_STREAM, _) where isTLSFailure(text):
+            return .tls(hosts: hosts, reason: text)
         case (MONGOC_ERROR_STREAM, _), (MONGOC_ERROR_PROTOCOL, _):
             return .network(reason: text)
         case (MONGOC_ERROR_CLIENT, MONGOC_ERROR_CLIENT_AUTHENTICATE), (MONGOC_ERROR_SASL, _), (MONGOC_ERROR_SCRAM, _):
-            return .authentication(hosts: hosts, reason: text)
+            return .authentication(hosts: hosts, reason: withUser(text, identity))
         case (MONGOC_ERROR_SERVER, _) where Int(error.code) == ServerErrorCode.authenticationFailed,
              (MONGOC_ERROR_QUERY, _) where Int(error.code) == ServerErrorCode.authenticationFailed:
-            return .authentication(hosts: hosts, reason: text)
+            return .authentication(hosts: hosts, reason: withUser(text, identity))
         case (MONGOC_ERROR_SERVER, _), (MONGOC_ERROR_WRITE_CONCERN, _), (MONGOC_ERROR_QUERY, _), (MONGOC_ERROR_COLLECTION, _):
             let codeName = reply?["codeName"]?.stringValue ?? ""
-            return .server(code: Int(error.code), codeName: codeName, message: text, labels: labels)
+            var message = text
+            // Not allowed: say who asked, the usual cause being a URI without a user or a
+            // user without a role on this database.
+            if Int(error.code) == ServerErrorCode.unauthorized, let identity {
+                message += identity.user == nil
+                    ? " (the URI names no user, and this server requires authentication: mongodb://USER:PASSWORD@host/...)"
+                    : " (as \(identity.userDescription); grant it a role on this database, e.g. readWrite)"
+            }
+            return .server(code: Int(error.code), codeName: codeName, message: message, labels: labels)
         default:
             return .driver(domain: error.domain, code: error.code, message: text)
         }
+    }
+
+    /// libmongoc's words for a failed TLS handshake (OpenSSL's reasons included).
+    static func isTLSFailure(_ text: String) -> Bool {
+        let t = text.lowercased()
+        return t.contains("tls handshake") || t.contains("ssl handshake") || t.contains("certificate verify failed")
+            || t.contains("tls error") || t.contains("hostname verification")
+    }
+
+    /// An authentication failure's text with the user, authSource and mechanism tried.
+    static func withUser(_ text: String, _ identity: ConnectionIdentity?) -> String {
+        guard let identity, identity.user != nil else { return text }
+        return text + " (" + identity.userDescription + ")"
     }
 
     /// libmongoc says "No suitable servers found (`serverSelectionTryOnce` set): [connection refused

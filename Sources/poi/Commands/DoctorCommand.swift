@@ -9,8 +9,10 @@ struct DoctorCommand: ParsableCommand {
         abstract: "Check libraries, the MongoDB server and the uploads folder.",
         discussion: """
         Prints the versions of PoiKit and the C libraries it runs with, connects to the server and \
-        probes what PoiKit needs from it ($geoWithin queries, GridFS), and checks that the uploads \
-        folder is writable. The password in the URI is never printed.
+        says how it is set up (standalone, replica set and its members, or mongos; TLS on or off; \
+        the authenticated user and mechanism; whether retryable writes are available), probes what \
+        PoiKit needs from it ($geoWithin queries, GridFS), and checks that the uploads folder is \
+        writable. The password in the URI is never printed.
 
         Exit status: 0 all good, 1 the server lacks a capability, 2 bad arguments, \
         3 the server cannot be reached or the uploads folder is not writable.
@@ -49,6 +51,13 @@ struct DoctorCommand: ParsableCommand {
             let info = try connection.serverInfo()
             report.server?.version = info.version
             report.server?.wireVersion = info.maxWireVersion
+            let topology = try connection.topology()
+            let identity = connection.identity
+            report.server?.topology = topology.kindDescription
+            report.server?.tls = identity.tls
+            report.server?.user = identity.user == nil ? nil : identity.userDescription
+            report.server?.authenticatedAs = topology.authenticatedUsers
+            report.server?.retryableWrites = topology.retryableWrites
             report.server?.geoWithin = connection.probeGeoWithin(database: dbName).description
             report.server?.gridFS = connection.probeGridFS(database: dbName).description
         } catch {
@@ -82,6 +91,11 @@ struct DoctorCommand: ParsableCommand {
             } else {
                 lines.append("  version        \(s.version ?? "?")")
                 lines.append("  wire version   \(s.wireVersion.map(String.init) ?? "?")")
+                lines.append("  topology       \(s.topology ?? "?")")
+                lines.append("  TLS            \(s.tls.map { $0 ? "on" : "off" } ?? "?")")
+                lines.append("  user           \(s.user ?? "none (no authentication)")"
+                             + (s.authenticatedAs.map { $0.isEmpty ? "" : "; authenticated as \($0.joined(separator: ", "))" } ?? ""))
+                lines.append("  retryable writes \(s.retryableWrites.map { $0 ? "yes" : "no (a standalone server: a write cut off by a failure is not retried)" } ?? "?")")
                 lines.append("  $geoWithin     \(s.geoWithin ?? "?")")
                 lines.append("  GridFS         \(s.gridFS ?? "?")")
             }
@@ -99,6 +113,11 @@ struct DoctorReport: Encodable {
         var database: String
         var version: String?
         var wireVersion: Int?
+        var topology: String?
+        var tls: Bool?
+        var user: String?
+        var authenticatedAs: [String]?
+        var retryableWrites: Bool?
         var geoWithin: String?
         var gridFS: String?
         var error: String?

@@ -138,7 +138,7 @@ struct ImportCommand: ParsableCommand {
             let db = MongoDatabase(connection: connection, name: database.databaseName(for: connection))
             server = connection.hosts
             placesRepo = LocationsRepository(database: db)
-            imagesRepo = FilesRepository(store: try storage.fileStore(database: db))
+            imagesRepo = FilesRepository(store: try storage.fileStore(database: db), retryingOn: db.connection)
         }
 
         let printer = EventPrinter(options: output, unit: "records")

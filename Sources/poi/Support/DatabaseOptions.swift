@@ -14,6 +14,13 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Give up on an unreachable server after this many seconds.", valueName: "seconds"))
     var serverTimeout: Double = 10
 
+    @Option(help: ArgumentHelp("Keep retrying a write that failed with a transient error (a dropped connection, a "
+                               + "replica-set election: not primary, stepped down, shutting down) for up to this many "
+                               + "seconds, with backoff; then exit 3 naming the last error. 0: no retries. Every write "
+                               + "is idempotent (places by importKey, files by content), so a retry never duplicates.",
+                               valueName: "seconds"))
+    var retryFor: Double = 60
+
     var resolvedURI: String {
         if let uri { return uri }
         if let env = ProcessInfo.processInfo.environment["MONGODB_URI"], !env.isEmpty { return env }
@@ -21,6 +28,9 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     func validate() throws {
+        guard retryFor >= 0, retryFor <= 86_400 else {
+            throw ValidationError("--retry-for must be 0...86400 seconds, got \(retryFor)")
+        }
         guard serverTimeout > 0, serverTimeout <= 3600 else {
             throw ValidationError("--server-timeout must be more than 0 and at most 3600 seconds, got \(serverTimeout)")
         }
@@ -50,6 +60,7 @@ struct DatabaseOptions: ParsableArguments {
         var options = ConnectionOptions()
         options.serverSelectionTimeoutMS = Int32(min(serverTimeout, selection ?? serverTimeout) * 1000)
         options.connectTimeoutMS = min(options.connectTimeoutMS, Int32(serverTimeout * 1000))
+        options.retryForMS = Int(retryFor * 1000)
         if let socketTimeout { options.socketTimeoutMS = Int32(min(socketTimeout * 1000, Double(Int32.max))) }
         if let probe {
             let ms = Int32(probe * 1000)

@@ -197,7 +197,7 @@ private func isDatabaseFailure(_ error: any Error) -> Bool {
     default: return false
     }
     switch store {
-    case .network, .server, .driver, .unreachable, .authentication: return true
+    case .network, .server, .driver, .unreachable, .authentication, .tls, .retried: return true
     case .invalidURI, .refusedQuery, .io, .uploadsFolderMissing, .unsupportedContentType, .bytesMissing, .bytesDamaged: return false
     }
 }
