@@ -381,6 +381,7 @@ def production_setup(work, rng, checks):
         election_csv = os.path.join(folder, "election.csv")
         open(election_csv, "w").write("\n".join(rows) + "\n")
         before = db.locations.count_documents({})
+        began = time.time()
         proc = subprocess.Popen([ct.poi_binary(), "import", election_csv, "--quiet", "--batch-size", "100"] + common,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)
@@ -395,8 +396,11 @@ def production_setup(work, rng, checks):
             proc.kill()
             out, err = proc.communicate()
         added = db.locations.count_documents({}) - before
-        print(f"  election import: exit {proc.returncode}, {added} places; {err.strip()[-200:]}")
-        if proc.returncode == 0:
+        took = time.time() - began
+        print(f"  election import: exit {proc.returncode} after {took:.1f}s, {added} places; {err.strip()[-200:]}")
+        if took < 3.3:
+            checks.skip("production: an import across an election", f"the import ended after {took:.1f}s, before the window closed")
+        elif proc.returncode == 0:
             checks.check(added == 3000, "production: an import across a 3 s election stores every place exactly once", added)
         else:
             checks.check(proc.returncode == 3, "production: an import that outlasts its retries exits 3", proc.returncode)
