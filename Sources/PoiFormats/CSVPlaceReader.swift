@@ -564,8 +564,14 @@ struct CSVRecordConverter: Sendable {
         if r.unterminatedQuote {
             // Every line after the opening quote is in this record: say the likely cause, a bare
             // `"` in a file that does not quote (GeoNames' tab-separated names).
+            // Lines it swallowed, counted in its fields (a lone CR ends a line too).
+            let start = r.firstField == 0 ? 0 : ends[r.firstField - 1]
+            let end = r.fieldCount == 0 ? start : ends[r.firstField + r.fieldCount - 1]
+            var breaks = 0
+            for i in start..<end where bytes[i] == 0x0A || (bytes[i] == 0x0D && (i + 1 == end || bytes[i + 1] != 0x0A)) { breaks += 1 }
+            let span = breaks == 0 ? "" : ": lines \(r.line)–\(r.line + breaks)"
             return reject(nil, "unterminated quoted field (the file ends inside quotes opened in this record, so every "
-                          + "line after it was read into it; if \" is plain text in this file, read it with --quote none)")
+                          + "line after it was read into it\(span); if \" is plain text in this file, read it with --quote none)")
         }
         if let j = r.joinedLines {
             let last = r.line + j.lines - 1

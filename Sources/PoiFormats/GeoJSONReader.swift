@@ -656,7 +656,8 @@ struct FeatureMapper: Sendable {
                 let mapped = field(forProperty: m.key, cache: &cache)
                 // A null alias is absent: `"tags": null` must not take the categories from a
                 // `category` property after it. (A null field is absent anyway.)
-                if m.value == .null, let mapped, !taken.contains(mapped) { continue }
+                // Whether or not the field is taken already: the rule does not depend on order.
+                if m.value == .null, mapped != nil { continue }
                 if let field = mapped, !taken.contains(field),
                    field != .latitude, field != .longitude, !(field == .id && draft.id != nil) {
                     // An optional text field given a non-string (an `address` object): the value

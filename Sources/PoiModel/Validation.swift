@@ -105,7 +105,9 @@ public enum PlaceValidator {
                 if problems.isEmpty { return reject(error.field, error.message) }
                 var message = problems.map(\.1).joined(separator: "; ")
                 if (-90.0...90.0).contains(lon) && (-180.0...180.0).contains(lat) {
-                    message += " (looks swapped: latitude \(lonText), longitude \(latText) would fit; check which column is which)"
+                    // A GeoJSON file has no columns: its positions are [longitude, latitude].
+                    message += " (looks swapped: latitude \(lonText), longitude \(latText) would fit; "
+                        + (d.source.line == nil ? "GeoJSON positions are [longitude, latitude])" : "check which column is which)")
                 }
                 return reject(problems[0].0, message)
             }

@@ -78,6 +78,8 @@ struct AcceptedImageType: Sendable, Equatable {
 enum MediaType {
     /// `type/subtype` lowercased, without parameters or surrounding blanks.
     static func essence(of header: String) -> String {
+        // Already an essence (what PoiKit stores: `image/png`): asked on every download.
+        if header.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x3B && !($0 >= 0x41 && $0 <= 0x5A) }) { return header }
         let head = header.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         return head.trimmingCharacters(in: .whitespaces).lowercased()
     }

@@ -32,6 +32,16 @@ import PoiModel
         #expect(places.map(\.categories) == [["cafe"]])
         #expect(places.map(\.details) == ["d"])
         #expect(places.first?.extra == JSONObject())
+        // In either order (found by a new-user trial: after the field, the null was kept as an extra).
+        let reversed = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"#
+            + #""properties":{"name":"A","category":"cafe","tags":null,"details":"d","description":null}}"#
+        let (again, _) = try readAll(reversed + "\n", name: "a.geojsonl")
+        #expect(again.map(\.categories) == [["cafe"]] && again.first?.extra == JSONObject())
+        // A position that fits swapped is named as a GeoJSON position, not a column.
+        let swapped = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[10,95]},"properties":{"name":"S"}}"#
+        let (_, rejects) = try readAll(swapped + "\n", name: "s.geojsonl")
+        #expect(rejects.map(\.reason) == ["latitude 95 out of range [-90, 90] (looks swapped: latitude 10, longitude 95 would fit; "
+                                          + "GeoJSON positions are [longitude, latitude])"])
     }
 
     /// RFC 7946 positions are numbers; text is refused with both values named.

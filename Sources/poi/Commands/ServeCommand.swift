@@ -109,6 +109,8 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Before anything else runs async work (see `PoiServer.runTasksOnEventLoops`).
+        PoiServer.runTasksOnEventLoops()
         // As servers do: a peer or a log reader that went away is an EPIPE to handle where it
         // happens (a dropped log line, a closed connection), never a signal that ends the process.
         signal(SIGPIPE, SIG_IGN)
