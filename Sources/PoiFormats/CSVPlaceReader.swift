@@ -569,6 +569,8 @@ struct CSVRecordConverter: Sendable {
             let end = r.fieldCount == 0 ? start : ends[r.firstField + r.fieldCount - 1]
             var breaks = 0
             for i in start..<end where bytes[i] == 0x0A || (bytes[i] == 0x0D && (i + 1 == end || bytes[i + 1] != 0x0A)) { breaks += 1 }
+            // The file's last line break ends its last line; it starts none.
+            if end > start, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { breaks -= 1 }
             let span = breaks == 0 ? "" : ": lines \(r.line)–\(r.line + breaks)"
             return reject(nil, "unterminated quoted field (the file ends inside quotes opened in this record, so every "
                           + "line after it was read into it\(span); if \" is plain text in this file, read it with --quote none)")

@@ -60,7 +60,7 @@ import Testing
                                     "--field", "id=geonameid"], currentDirectory: dir)
         #expect(r.status == 1)
         #expect(r.stdout.contains("allCountries.txt:1: record 1: unterminated quoted field (the file ends inside quotes "
-                                  + "opened in this record, so every line after it was read into it; if \" is plain text in this file, read it with --quote none)"),
+                                  + "opened in this record, so every line after it was read into it: lines 1–2; if \" is plain text in this file, read it with --quote none)"),
                 "\(r.stdout)")
         #expect(try PoiProcess.run(["check", "--help"]).stdout.contains("--quote <q>"))
     }

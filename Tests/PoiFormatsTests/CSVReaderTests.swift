@@ -137,7 +137,7 @@ import PoiModel
         let (places, rejects) = try readAll(bytes: bytes)
         #expect(places.map(\.name) == ["ok"])
         #expect(rejects.map(\.reason) == ["not valid UTF-8", "contains a NUL byte",
-                                          "unterminated quoted field (the file ends inside quotes opened in this record, so every line after it was read into it; if \" is plain text in this file, read it with --quote none)"])
+                                          "unterminated quoted field (the file ends inside quotes opened in this record, so every line after it was read into it: lines 5–6; if \" is plain text in this file, read it with --quote none)"])
         #expect(rejects.map(\.field) == ["name", "name", nil])
         #expect(rejects.map { $0.source.line! } == [3, 4, 5])
     }
