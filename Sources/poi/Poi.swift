@@ -1,4 +1,5 @@
 import ArgumentParser
+import PoiImaging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,6 +49,7 @@ enum PoiVersion {
 enum PoiMain {
     static func main() async {
         LibmongocEnvironment.ensureSharedMemoryCountersOff()
+        ImagingMemory.returnLargeBuffersToTheSystem()
         // `poi serve` shuts down gracefully on SIGTERM/SIGINT itself; every other command
         // removes its temporary files and ends with the signal's status.
         let serving = CommandLine.arguments.dropFirst().first == ServeCommand.configuration.commandName
