@@ -51,6 +51,17 @@ import Testing
             }
         }
         #expect(calls == 1)  // not transient: no retry
+        // After "not primary" answers, a selection timeout is reported as the election it is.
+        calls = 0
+        let notPrimary = StoreError.server(code: 10107, codeName: "", message: "not primary", labels: ["RetryableWriteError"])
+        #expect(throws: StoreError.retried(attempts: 3, seconds: 0, last: notPrimary)) {
+            _ = try collection().withRetries(options, result: &result) { () throws(StoreError) -> Int in
+                calls += 1
+                throw calls == 1 ? notPrimary : .unreachable(hosts: "db1:27017", reason: "No suitable servers found")
+            }
+        }
+        #expect(notPrimary.description == "MongoDB error 10107 (NotWritablePrimary): not primary; the replica set has no "
+                + "writable primary now (an election or a failover)")
         #expect(StoreError.server(code: 10107, codeName: "NotWritablePrimary", message: "", labels: []).isTransient)
         #expect(StoreError.server(code: 1, codeName: "", message: "", labels: ["RetryableWriteError"]).isTransient)
     }

@@ -18,16 +18,22 @@ extension MongoConnection {
         let deadline = started + .milliseconds(retryForMS)
         var backoff = 100
         var attempts = 1
+        // After a "not primary" answer, libmongoc waits for a writable primary and may end with
+        // a selection timeout: the election, not reachability, is what the report must name.
+        var notPrimary: StoreError?
         while true {
             do {
                 return try body()
             } catch {
                 guard error.isTransient else { throw error }
+                if case .server(let code, _, _, _) = error, ServerErrorCode.notPrimary.contains(code) { notPrimary = error }
                 let wait = Duration.milliseconds(backoff)
                 guard ContinuousClock.now + wait < deadline else {
-                    if attempts == 1 { throw error }  // no retry was possible: the error as it is
+                    var last = error
+                    if case .unreachable = error, let notPrimary { last = notPrimary }
+                    if attempts == 1 { throw last }  // no retry was possible: the error as it is
                     let seconds = Int((ContinuousClock.now - started).components.seconds)
-                    throw .retried(attempts: attempts, seconds: seconds, last: error)
+                    throw .retried(attempts: attempts, seconds: seconds, last: last)
                 }
                 usleep(UInt32(backoff) * 1000)
                 backoff = min(backoff * 2, 2000)

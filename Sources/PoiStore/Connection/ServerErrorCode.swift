@@ -48,6 +48,13 @@ public enum ServerErrorCode {
     /// answers during an election or a failover.
     public static let notPrimary: Set<Int> = [91, 189, 10107, 11600, 11602, 13435, 13436]
 
+    /// The names of the codes a replica set answers during an election, for replies that carry
+    /// no `codeName` (a fail point's, some proxies').
+    public static let notPrimaryNames: [Int: String] = [
+        91: "ShutdownInProgress", 189: "PrimarySteppedDown", 10107: "NotWritablePrimary", 11600: "InterruptedAtShutdown",
+        11602: "InterruptedDueToReplStateChange", 13435: "NotPrimaryNoSecondaryOk", 13436: "NotPrimaryOrSecondary",
+    ]
+
     /// Write-concern failures: the write reached the primary, but its durability (replication to
     /// `w` members) is not known.
     public static let writeConcern: Set<Int> = [64, 79, 100]

@@ -58,6 +58,12 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
             return "MongoDB write concern error \(code)\(codeName.isEmpty ? "" : " (\(codeName))"): \(message); "
                 + "the primary applied the write but its replication is not confirmed, so it may or may not be durable; "
                 + "run it again once the replica set is healthy (an import reruns exactly: places by importKey, files by content)"
+        case .server(let code, let codeName, let message, _) where ServerErrorCode.notPrimary.contains(code):
+            // Not "cannot reach": the server answered, and what it said is that it is not (or no
+            // longer) the primary, as during an election or a failover.
+            let name = codeName.isEmpty ? ServerErrorCode.notPrimaryNames[code] ?? "" : codeName
+            return "MongoDB error \(code)\(name.isEmpty ? "" : " (\(name))"): \(message); the replica set has no writable "
+                + "primary now (an election or a failover)"
         case .server(let code, let codeName, let message, _):
             return "MongoDB error \(code)\(codeName.isEmpty ? "" : " (\(codeName))"): \(message)"
         case .network(let reason):

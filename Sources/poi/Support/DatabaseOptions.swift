@@ -16,8 +16,10 @@ struct DatabaseOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Keep retrying a write that failed with a transient error (a dropped connection, a "
                                + "replica-set election: not primary, stepped down, shutting down) for up to this many "
-                               + "seconds, with backoff; then exit 3 naming the last error. 0: no retries. Every write "
-                               + "is idempotent (places by importKey, files by content), so a retry never duplicates.",
+                               + "seconds, with backoff; then exit 3 naming the last error. One attempt may take up to "
+                               + "--server-timeout beyond it. 0: no retries. Every write is idempotent (places by "
+                               + "importKey, files by content), so a retry never duplicates. The writes of import and "
+                               + "thumbnails are retried; export, gc and doctor read, and are not (rerun them).",
                                valueName: "seconds"))
     var retryFor: Double = 60
 
