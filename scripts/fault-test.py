@@ -431,6 +431,16 @@ def production_setup(work, rng, checks):
         checks.check(code == 0 and report.get("damagedBytes") == [] and report.get("unreferencedFiles") == [],
                      "production: no GridFS file was stored short of a chunk", f"exit {code}: {report.get('damagedBytes')} {err[-200:]}")
 
+        # An export whose queries lose their connection (three times): started again, whole.
+        root.admin.command({"configureFailPoint": "failCommand", "mode": {"times": 3},
+                            "data": {"failCommands": ["find", "aggregate", "count"], "closeConnection": True}})
+        code, out, err = ct.run_poi(["export", "-o", export, "--quiet"] + common, timeout=120)
+        root.admin.command({"configureFailPoint": "failCommand", "mode": "off"})
+        features = len(json.load(open(export))["features"]) if code == 0 else -1
+        total = db.locations.count_documents({})
+        checks.check(code == 0 and features == total, f"production: an export across dropped connections writes all {total} places",
+                     f"exit {code}, {features}, {err[-200:]}")
+
         # Diagnoses: each names what to fix, exit 3, no password.
         cases = [("a CA that did not sign the server's certificate", uri.replace(certs["ca.pem"], certs["other-ca.pem"]),
                   ["TLS connection to MongoDB", "certificate verify failed"]),

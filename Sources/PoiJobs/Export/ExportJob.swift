@@ -58,7 +58,33 @@ public final class ExportJob {
         self.observer = observer
     }
 
+    /// Runs the export; a transient database error (a dropped connection, an election) while
+    /// writing a file starts it again from the top, with backoff, within --retry-for: the
+    /// output is a temporary file until the last feature, so a second pass replaces the first
+    /// whole. Standard output cannot be taken back, and is not retried.
     public func run() throws(JobError) -> ExportSummary {
+        let began = ContinuousClock.now
+        let deadline = began + .milliseconds(database.connection.retryForMS)
+        var backoff = 100
+        var attempts = 1
+        while true {
+            do {
+                return try runOnce()
+            } catch {
+                guard options.outputPath != nil, case .store(let storeError) = error, storeError.isTransient else { throw error }
+                guard ContinuousClock.now + .milliseconds(backoff) < deadline else {
+                    if attempts == 1 { throw error }
+                    throw .store(.retried(attempts: attempts, seconds: Int((ContinuousClock.now - began).components.seconds),
+                                          last: storeError))
+                }
+                usleep(UInt32(backoff) * 1000)
+                backoff = min(backoff * 2, 2000)
+                attempts += 1
+            }
+        }
+    }
+
+    private func runOnce() throws(JobError) -> ExportSummary {
         let started = Date()
         var summary = ExportSummary()
         summary.output = options.outputPath
