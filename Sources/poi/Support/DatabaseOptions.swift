@@ -19,7 +19,8 @@ struct DatabaseOptions: ParsableArguments {
                                + "seconds, with backoff; then exit 3 naming the last error. One attempt may take up to "
                                + "--server-timeout beyond it. 0: no retries. Every write is idempotent (places by "
                                + "importKey, files by content), so a retry never duplicates. The writes of import and "
-                               + "thumbnails are retried; export, gc and doctor read, and are not (rerun them).",
+                               + "thumbnails are retried, and an export to a file starts again from the top; gc and "
+                               + "doctor are not (rerun them).",
                                valueName: "seconds"))
     var retryFor: Double = 60
 
