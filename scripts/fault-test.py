@@ -447,7 +447,9 @@ def production_setup(work, rng, checks):
                  ("a wrong password", uri.replace(quoted, "wrong"), ["authentication", "user 'app' (authSource admin"]),
                  ("no user", f"mongodb://127.0.0.1:{server.port}/prod?{tls}", ["names no user"]),
                  ("no tls=true", f"mongodb://app:{quoted}@127.0.0.1:{server.port}/prod?replicaSet=secantus&authSource=admin",
-                  ["add tls=true"])]
+                  ["add tls=true"]),
+                 ("a CA file that does not exist", uri.replace(certs["ca.pem"], os.path.join(folder, "missing.pem")),
+                  ["TLS connection to MongoDB", "readable PEM files"])]
         for label, bad, words in cases:
             code, out, err = ct.run_poi(["export", "-o", os.path.join(folder, "bad.geojson"), "--uri", bad, "--server-timeout", "3"], timeout=60)
             checks.check(code == 3 and all(w in err for w in words) and not leaked(out, err),

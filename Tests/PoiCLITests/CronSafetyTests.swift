@@ -5,6 +5,20 @@ import Testing
 /// stay out of the dumps they sit beside, a typo is not an empty success, a password never shows,
 /// an endless input fails fast. Each case failed against the build before its fix.
 @Suite struct CronSafetyTests {
+    /// Issue 29 (new-user trial): the README's Atlas-style URI where DNS has no answer is a
+    /// server not reached (3), not a bad URI; an unencoded `@` or `/` in the password is told
+    /// how to encode it, masked.
+    @Test func uriProblemsSayWhatToFix() throws {
+        let srv = try PoiProcess.run(["export", "-o", "/dev/null", "--server-timeout", "2",
+                                      "--uri", "mongodb+srv://app:hunter2@cluster0.example.invalid/db"])
+        #expect(srv.status == 3, "\(srv.all)")
+        #expect(srv.stderr.contains("the DNS lookup of _mongodb._tcp.cluster0.example.invalid"), "\(srv.all)")
+        let unencoded = try PoiProcess.run(["export", "-o", "/dev/null", "--uri", "mongodb://app:p@ss:w0/rd@127.0.0.1:1/db"])
+        #expect(unencoded.status == 2, "\(unencoded.all)")
+        #expect(unencoded.stderr.contains("percent-encode them (%40, %3A, %2F)"), "\(unencoded.all)")
+        #expect(!srv.all.contains("hunter2") && !unencoded.all.contains("w0/rd"))
+    }
+
     /// libmongoc (Debian's 1.23) starts itself before `main` and keeps counters in
     /// /dev/shm/mongoc-PID, removed only at a clean exit: a `poi` killed with -9 left one, and a
     /// later process with that pid printed "Falling back to malloc for counters." (cron mail).

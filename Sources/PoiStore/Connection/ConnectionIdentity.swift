@@ -14,6 +14,9 @@ public struct ConnectionIdentity: Sendable, Equatable {
     public var mechanism: String?
     /// The URI asks for TLS (`tls=true`, `ssl=true`, or a `mongodb+srv://` URI).
     public var tls: Bool
+    /// TLS without verifying the server (`tlsAllowInvalidCertificates` or `tlsAllowInvalidHostnames`,
+    /// or `tlsInsecure`): what `poi doctor` must not call plain "TLS on".
+    public var tlsUnverified = false
 
     public init(user: String?, authSource: String, mechanism: String?, tls: Bool) {
         self.user = user
@@ -27,6 +30,9 @@ public struct ConnectionIdentity: Sendable, Equatable {
         authSource = mongoc_uri_get_auth_source(uri).map { String(cString: $0) } ?? "admin"
         mechanism = mongoc_uri_get_auth_mechanism(uri).map { String(cString: $0) }
         tls = mongoc_uri_get_tls(uri)
+        tlsUnverified = tls && (mongoc_uri_get_option_as_bool(uri, "tlsallowinvalidcertificates", false)
+            || mongoc_uri_get_option_as_bool(uri, "tlsallowinvalidhostnames", false)
+            || mongoc_uri_get_option_as_bool(uri, "tlsinsecure", false))
     }
 
     /// "user 'app' (authSource admin, mechanism negotiated)".

@@ -61,7 +61,17 @@ public final class MongoConnection: @unchecked Sendable {
         var error = bson_error_t()
         let preliminary = Redactor(uri: uriString)
         guard let uri = mongoc_uri_new_with_error(uriString, &error) else {
-            throw .invalidURI(uri: preliminary.redactedURI, reason: preliminary.scrub(MongoErrorText.message(of: error)))
+            var reason = preliminary.scrub(MongoErrorText.message(of: error))
+            // `user:p@ss:w0rd@host` or a `/` in the password: libmongoc sees a bad host, the
+            // user a bad password. Said when the user information holds what must be encoded.
+            if let scheme = uriString.range(of: "://"), let at = uriString.range(of: "@", options: .backwards),
+               scheme.upperBound < at.lowerBound {
+                let info = uriString[scheme.upperBound..<at.lowerBound]
+                if info.contains("@") || info.contains("/") || info.filter({ $0 == ":" }).count > 1 {
+                    reason += "; if the user name or password holds '@', ':' or '/', percent-encode them (%40, %3A, %2F)"
+                }
+            }
+            throw .invalidURI(uri: preliminary.redactedURI, reason: reason)
         }
         // libmongoc ends the user information at the FIRST `@`: `bob:p@ssW0RD@host` has password
         // "p" and host "ssw0rd@host", so every later message named a piece of the password as
@@ -93,6 +103,13 @@ public final class MongoConnection: @unchecked Sendable {
                                                               options.serverSelectionTimeoutMS))
 
         guard let pool = mongoc_client_pool_new(uri) else {
+            // A mongodb+srv:// URI is resolved here (DNS SRV and TXT records): a name that does
+            // not resolve is a server not reached, not a malformed URI.
+            if let service = mongoc_uri_get_srv_hostname(uri).map({ String(cString: $0) }) {
+                mongoc_uri_destroy(uri)
+                throw .unreachable(hosts: service, reason: "the DNS lookup of _mongodb._tcp.\(service) (the SRV record a "
+                                   + "mongodb+srv:// URI names) failed")
+            }
             mongoc_uri_destroy(uri)
             throw .invalidURI(uri: redactor.redactedURI, reason: "libmongoc refused the URI options")
         }

@@ -169,7 +169,7 @@ enum MongoErrorText {
     static func isTLSFailure(_ text: String) -> Bool {
         let t = text.lowercased()
         return t.contains("tls handshake") || t.contains("ssl handshake") || t.contains("certificate verify failed")
-            || t.contains("tls error") || t.contains("hostname verification")
+            || t.contains("tls error") || t.contains("hostname verification") || t.contains("initialize tls")
     }
 
     /// An authentication failure's text with the user, authSource and mechanism tried.

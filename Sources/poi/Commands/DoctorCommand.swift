@@ -55,6 +55,7 @@ struct DoctorCommand: ParsableCommand {
             let identity = connection.identity
             report.server?.topology = topology.kindDescription
             report.server?.tls = identity.tls
+            report.server?.tlsVerified = identity.tls ? !identity.tlsUnverified : nil
             report.server?.user = identity.user == nil ? nil : identity.userDescription
             report.server?.authenticatedAs = topology.authenticatedUsers
             report.server?.retryableWrites = topology.retryableWrites
@@ -92,7 +93,7 @@ struct DoctorCommand: ParsableCommand {
                 lines.append("  version        \(s.version ?? "?")")
                 lines.append("  wire version   \(s.wireVersion.map(String.init) ?? "?")")
                 lines.append("  topology       \(s.topology ?? "?")")
-                lines.append("  TLS            \(s.tls.map { $0 ? "on" : "off" } ?? "?")")
+                lines.append("  TLS            \(s.tls.map { $0 ? (s.tlsVerified == false ? "on, but the server's certificate is NOT verified (tlsAllowInvalidCertificates/Hostnames or tlsInsecure in the URI)" : "on") : "off" } ?? "?")")
                 lines.append("  user           \(s.user ?? "none (no authentication)")"
                              + (s.authenticatedAs.map { $0.isEmpty ? "" : "; authenticated as \($0.joined(separator: ", "))" } ?? ""))
                 lines.append("  retryable writes \(s.retryableWrites.map { $0 ? "yes" : "no (a standalone server: a write cut off by a failure is not retried)" } ?? "?")")
@@ -115,6 +116,7 @@ struct DoctorReport: Encodable {
         var wireVersion: Int?
         var topology: String?
         var tls: Bool?
+        var tlsVerified: Bool?
         var user: String?
         var authenticatedAs: [String]?
         var retryableWrites: Bool?

@@ -68,6 +68,10 @@ enum CLIHints {
             if r.contains("mismatch") || r.contains("hostname") {
                 return "The server's certificate does not name the host in the URI: connect by a name its certificate holds."
             }
+            if r.contains("initialize tls") {
+                return "The URI's TLS files could not be used: check that tlsCAFile (and tlsCertificateKeyFile) name "
+                    + "readable PEM files."
+            }
             if r.contains("certificate verify failed") {
                 return "The server's certificate is not signed by a CA this machine trusts: name the CA's certificate with "
                     + "tlsCAFile=/path/to/ca.pem in the URI."

@@ -76,6 +76,12 @@ struct DatabaseOptions: ParsableArguments {
         do {
             return try MongoConnection(uri: resolvedURI, options: options)
         } catch {
+            // A malformed URI is the user's to fix (2); a mongodb+srv:// name that does not
+            // resolve is a server not reached (3), as for any other URI.
+            if case .unreachable = error {
+                printError(CLIHints.message(for: error))
+                throw ExitStatus.failure
+            }
             printError(error.description)
             throw ExitStatus.usage
         }
