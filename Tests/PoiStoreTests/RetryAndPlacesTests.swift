@@ -51,6 +51,15 @@ import Testing
             }
         }
         #expect(calls == 1)  // not transient: no retry
+        // A server never reached (a wrong URI, a firewall) is reported at once, not retried.
+        calls = 0
+        #expect(throws: StoreError.unreachable(hosts: "db1:27017", reason: "down")) {
+            _ = try collection().withRetries(options, result: &result) { () throws(StoreError) -> Int in
+                calls += 1
+                throw .unreachable(hosts: "db1:27017", reason: "down")
+            }
+        }
+        #expect(calls == 1)
         // After "not primary" answers, a selection timeout is reported as the election it is.
         calls = 0
         let notPrimary = StoreError.server(code: 10107, codeName: "", message: "not primary", labels: ["RetryableWriteError"])

@@ -72,6 +72,7 @@ public final class ExportJob {
                 return try runOnce()
             } catch {
                 guard options.outputPath != nil, case .store(let storeError) = error, storeError.isTransient else { throw error }
+                if case .unreachable = storeError, !database.connection.hasBeenReached { throw error }
                 guard ContinuousClock.now + .milliseconds(backoff) < deadline else {
                     if attempts == 1 { throw error }
                     throw .store(.retried(attempts: attempts, seconds: Int((ContinuousClock.now - began).components.seconds),
@@ -101,6 +102,7 @@ public final class ExportJob {
                     database: database.name, collection: StoreLayout.locations,
                     holders: database.connection.databases(holding: StoreLayout.locations)))
             }
+            database.connection.markReached()
             total = options.countTotal ? try Self.countForProgress(database.locations, filter) : nil
             cursor = try database.locations.find(filter, sort: ["_id": 1], batchSize: options.batchSize)
         } catch let error as JobError {

@@ -1,4 +1,5 @@
 import CMongoC
+import Synchronization
 
 /// Connection settings besides the URI. Defaults suit a nightly cron job: fail within seconds when
 /// the server is gone rather than hang, but give slow operations time to finish.
@@ -51,6 +52,12 @@ public final class MongoConnection: @unchecked Sendable {
     public let serverTimeoutMS: Int
     /// `ConnectionOptions.retryForMS`.
     public let retryForMS: Int
+    /// Some operation of this process has had the server's answer (`markReached`). A server
+    /// never reached is a wrong URI, a firewall or a server that is down, reported after
+    /// `--server-timeout` rather than retried for `--retry-for`: retries are for outages.
+    public var hasBeenReached: Bool { reached.load(ordering: .relaxed) }
+    private let reached = Atomic<Bool>(false)
+    public func markReached() { reached.store(true, ordering: .relaxed) }
 
     public var redactedURI: String { redactor.redactedURI }
     /// Size limits from `hello`, asked once per connection (bulk writes need them every batch).

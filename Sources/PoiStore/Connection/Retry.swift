@@ -23,9 +23,14 @@ extension MongoConnection {
         var notPrimary: StoreError?
         while true {
             do {
-                return try body()
+                let result = try body()
+                markReached()
+                return result
             } catch {
+                if case .server = error { markReached() }  // it answered, if only to refuse
                 guard error.isTransient else { throw error }
+                // Never reached at all: not an outage to ride out (see `hasBeenReached`).
+                if case .unreachable = error, !hasBeenReached { throw error }
                 if case .server(let code, _, _, _) = error, ServerErrorCode.notPrimary.contains(code) { notPrimary = error }
                 let wait = Duration.milliseconds(backoff)
                 guard ContinuousClock.now + wait < deadline else {
