@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 
 /// Issue 26: after a burst of photo uploads, `poi serve` gives the decoders' memory back.
-/// Before the fixed malloc thresholds (ImagingMemory), 32 uploads of 6-megapixel progressive
+/// Before the fixed malloc thresholds (`MallocPolicy`, poi's main), 32 uploads of 6-megapixel progressive
 /// JPEGs left it about 74 MB above its idle level for good; now about 10.
 @Suite(.serialized, .liveServer) struct MemoryComesBackTests {
     static func residentMB(_ pid: Int32) -> Int? {

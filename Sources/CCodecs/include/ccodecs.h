@@ -17,9 +17,6 @@
 #include <stdint.h>
 
 const char *ccodecs_libjpeg_turbo_version(void);
-/* Fixed glibc malloc thresholds, so freed decoder buffers go back to the system. */
-void ccodecs_return_large_buffers_to_the_system(void);
-
 const char *ccodecs_libpng_version(void);
 
 typedef enum {
