@@ -75,6 +75,21 @@ import Testing
         #expect(StoreError.server(code: 1, codeName: "", message: "", labels: ["RetryableWriteError"]).isTransient)
     }
 
+    /// "Newer" must be "greater" for thumbnails: an id made in the same second by another
+    /// process can be smaller (its random middle bytes); `greater(than:)` never is.
+    @Test func greaterIdsAreGreater() {
+        let high = ObjectId(hex: "fffffff000000000ffffff00")!
+        let next = (0..<100).map { _ in ObjectId.greater(than: [high]) }
+        #expect(next.allSatisfy { $0 > high && $0.hex.hasPrefix("fffffff0000000") }, "\(next.prefix(3))")
+        #expect(Set(next).count == 100, "two runs at once must not make the same id")
+        let carry = ObjectId(hex: "7fffffffffffffffffffffff")!
+        #expect(ObjectId.greater(than: [carry]).hex.hasPrefix("80000000"))
+        let old = ObjectId(hex: "000000000000000000000001")!
+        let fresh = ObjectId.greater(than: [old])
+        #expect(fresh > old && fresh.hex != "000000000000000000000002", "a fresh id when it is greater already")
+        #expect(ObjectId.greater(than: []) > old)
+    }
+
     @Test(.liveServer) func thumbnailLinksAndReferencedFiles() throws {
         let db = try LiveServer.database("places")
         defer { LiveServer.drop(db) }

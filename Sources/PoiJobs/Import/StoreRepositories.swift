@@ -105,9 +105,12 @@ public struct FilesRepository: ImageRepository {
         // As for originals: a retry finds the thumbnail of this recipe a lost reply stored.
         var first = true
         return try retrying { () throws(StoreError) -> ObjectId in
-            if !first, let stored = try store.thumbnails(of: original).last(where: { $0.spec == spec }) { return stored.id }
+            let existing = try store.thumbnails(of: original)
+            if !first, let stored = existing.last(where: { $0.spec == spec }) { return stored.id }
             first = false
-            return try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original, spec: spec)).id
+            // Greater than the thumbnails it replaces (`ObjectId.greater`): relinks go by that order.
+            return try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original, spec: spec),
+                                 id: ObjectId.greater(than: existing.map(\.id))).id
         }
     }
 

@@ -191,7 +191,10 @@ public final class ThumbnailJob {
                 if !first, let made = try store.thumbnails(of: original.id).last(where: { $0.spec == canonical }),
                    !(existing.map(\.id).contains(made.id)) { return made }
                 first = false
-                return try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original.id, spec: canonical))
+                // Greater than every thumbnail it replaces, whichever process made them this
+                // second: the relink and the delete below go by that order.
+                return try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original.id, spec: canonical),
+                                     id: ObjectId.greater(than: existing.map(\.id)))
             }
             return .made(original: original.id, thumbnail: stored.id, old: existing.map(\.id), name: name,
                          colorWarning: thumbnail.source.colorWarning)

@@ -40,6 +40,24 @@ public struct ObjectId: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     public static func < (a: ObjectId, b: ObjectId) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
 
+    /// A new id greater than every id in `others`. Ids made in the same second by two processes
+    /// order by their random middle bytes, not by time: where "newer" must mean "greater" (a
+    /// thumbnail replacing an older one, `MongoDatabase.setThumbnail`), a fresh id that is not
+    /// greater is replaced by the largest one plus a random 32-bit step: greater, and unique
+    /// still when two processes do this at once (plus one, both would make the same id).
+    public static func greater(than others: [ObjectId]) -> ObjectId {
+        let fresh = ObjectId()
+        guard let largest = others.max(), !(largest < fresh) else { return fresh }
+        var bytes = largest.bytes
+        var carry = UInt64(UInt32.random(in: 1...UInt32.max))
+        for i in stride(from: 11, through: 0, by: -1) where carry != 0 {
+            let sum = UInt64(bytes[i]) + (carry & 0xFF)
+            bytes[i] = UInt8(truncatingIfNeeded: sum)
+            carry = (carry >> 8) + (sum >> 8)
+        }
+        return ObjectId(bytes: bytes) ?? fresh
+    }
+
     private static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")

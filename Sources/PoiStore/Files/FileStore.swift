@@ -230,9 +230,10 @@ extension FileStore {
     /// thumbnail happens to have the same bytes, because its `thumbnailOf` names the other
     /// original (deleting or regenerating one would break the other's link). Originals use it
     /// directly when the caller has just looked their content up (`file(sha256:role:)`).
-    public func add(_ bytes: [UInt8], info: FileInfo, createdAt: BSONDate = .now()) throws(StoreError) -> StoredFile {
+    /// `id`: the new file's id (default: a fresh one).
+    public func add(_ bytes: [UInt8], info: FileInfo, createdAt: BSONDate = .now(), id: ObjectId? = nil) throws(StoreError) -> StoredFile {
         let sha = info.sha256 ?? ContentDigest.sha256Hex(bytes)
-        return try add(info: info, length: bytes.count, sha256: sha, createdAt: createdAt) { (file) throws(StoreError) in
+        return try add(info: info, length: bytes.count, sha256: sha, createdAt: createdAt, id: id) { (file) throws(StoreError) in
             try storeBytes(bytes, id: file.id, ext: file.ext)
         }
     }
@@ -241,10 +242,10 @@ extension FileStore {
     /// upload in `putStaged`): `writeBytes` makes the bytes of `file` durable, then the
     /// document is inserted; when the insert fails the bytes are removed again (best effort:
     /// `orphans()` finds them otherwise).
-    func add(info: FileInfo, length: Int, sha256: String, createdAt: BSONDate,
+    func add(info: FileInfo, length: Int, sha256: String, createdAt: BSONDate, id: ObjectId? = nil,
              writeBytes: (StoredFile) throws(StoreError) -> Void) throws(StoreError) -> StoredFile {
         let ext = try FileExtension.of(contentType: info.contentType)
-        let file = StoredFile(id: ObjectId(), info: info, ext: ext, length: length, sha256: sha256, createdAt: createdAt)
+        let file = StoredFile(id: id ?? ObjectId(), info: info, ext: ext, length: length, sha256: sha256, createdAt: createdAt)
         try writeBytes(file)
         do {
             try filesCollection.insertOne(file.document)
