@@ -96,6 +96,11 @@ let package = Package(
         // Runs the built `poi` binary end to end (exit codes, messages, --json).
         .testTarget(name: "PoiCLITests", dependencies: ["poi"]),
         // `poi serve` over real loopback HTTP (curl) against a live database.
-        .testTarget(name: "PoiServerTests", dependencies: ["PoiServer", "PoiStore", "poi"]),
+        .testTarget(name: "PoiServerTests", dependencies: [
+            "PoiServer", "PoiStore", "poi",
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+        ]),
     ]
 )

@@ -192,18 +192,8 @@ struct FileRoutes: Sendable {
             }
             file = thumb
         }
-        var headers = HTTPFields()
-        // Only an image type is ever served as such: a `files` document written by other software
-        // (or an old PUT) with `text/html` must not make the API's origin serve a page.
-        headers[.contentType] = AcceptedImageType.byMediaType[MediaType.essence(of: file.contentType)]?.contentType
-            ?? "application/octet-stream"
-        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
-        headers[.acceptRanges] = "bytes"
-        let etag = file.sha256.isEmpty ? nil : "\"\(file.sha256)\""
-        if let etag { headers[.eTag] = etag }
+        var (headers, etag) = Self.downloadHeaders(file)
         let modified = file.createdAt.millisecondsSinceEpoch / 1000
-        if file.createdAt.millisecondsSinceEpoch > 0 { headers[.lastModified] = HTTPDate.format(secondsSince1970: modified) }
-        headers[.cacheControl] = "public, max-age=0"
 
         // RFC 9110 §13.2.2's order: If-Match (else If-Unmodified-Since), then If-None-Match (else
         // If-Modified-Since), then If-Range. A client that names the version it holds (resuming
@@ -281,6 +271,24 @@ struct FileRoutes: Sendable {
 
     /// Status and Content-Length for a representation of `size` bytes, and the bytes to send
     /// (nil: none, an empty file); throws 416.
+    /// The headers of every download of `file` (200, 206 and 304 alike), and its ETag.
+    static func downloadHeaders(_ file: StoredFile) -> (HTTPFields, etag: String?) {
+        var headers = HTTPFields()
+        // Only an image type is ever served as such: a `files` document written by other software
+        // (or an old PUT) with `text/html` must not make the API's origin serve a page.
+        headers[.contentType] = AcceptedImageType.byMediaType[MediaType.essence(of: file.contentType)]?.contentType
+            ?? "application/octet-stream"
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        headers[.acceptRanges] = "bytes"
+        let etag = file.sha256.isEmpty ? nil : "\"\(file.sha256)\""
+        if let etag { headers[.eTag] = etag }
+        if file.createdAt.millisecondsSinceEpoch > 0 {
+            headers[.lastModified] = HTTPDate.format(secondsSince1970: file.createdAt.millisecondsSinceEpoch / 1000)
+        }
+        headers[.cacheControl] = "public, max-age=0"
+        return (headers, etag)
+    }
+
     static func plan(_ request: Request, etag: String?, size: Int,
                      headers: inout HTTPFields) throws(APIError) -> (status: HTTPResponse.Status, span: ClosedRange<Int>?) {
         let range = try range(request, etag: etag, size: size, headers: &headers)

@@ -97,7 +97,13 @@ public struct PoiServer: Sendable {
         let listening = ListeningState()
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(additionalChannelHandlers: [ExpectContinueHandler()],
+            server: .http1(configuration: .init(additionalChannelHandlers: [
+                ExpectContinueHandler(),
+                CachedDownloadHandler.Installer { [configuration] in
+                    CachedDownloadHandler(jsonLog: configuration.jsonLog, corsEnabled: configuration.corsOrigin != nil,
+                                          lookup: gateway.cachedDownload)
+                },
+            ],
                                                 idleTimeout: .milliseconds(configuration.idleTimeoutMS))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: nil),

@@ -1,3 +1,4 @@
+import NIOCore
 import NIOPosix
 #if canImport(Glibc)
 import Glibc
@@ -183,6 +184,15 @@ final class StoreGateway: Sendable {
         let found = try await run { () throws(StoreError) in try store.file(id) }
         if let found { fileCache.put(found) }
         return found
+    }
+
+    /// A disk-stored file whose document and bytes are both in memory (and whose bytes are still
+    /// what is on disk: `SmallFileCache` checks), answered without a database call or a thread hop;
+    /// nil when either is not cached.
+    func cachedDownload(_ id: ObjectId) -> (file: StoredFile, bytes: ByteBuffer)? {
+        guard smallFiles.budget > 0, let file = fileCache.get(id), let path = diskPath(of: file),
+              let bytes = smallFiles.get(file.id, path: path) else { return nil }
+        return (file, bytes)
     }
 
     /// Drops a cached `files` document whose bytes were found gone.

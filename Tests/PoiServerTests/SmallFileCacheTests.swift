@@ -80,4 +80,92 @@ import Testing
         #expect(try s.get("/files/\(id)/thumbnail").status == 404)
         _ = s.stop()
     }
+
+    /// Issue 25: a thumbnail fetched by its own id (how the app's list screens load them) is
+    /// answered from memory below the router (`CachedDownloadHandler`), with the router's
+    /// headers, still checked against the disk, never ahead of an earlier pipelined response,
+    /// and on a keep-alive connection that the idle timeout does not close while it is busy.
+    @Test func aThumbnailByItsOwnIdIsAnsweredFromMemoryAsTheRouterWould() throws {
+        let s = try ServeHarness("sfcache-direct", extraArguments: ["--idle-timeout", "1"])
+        let png = try ServeHarness.sample("brick.png")
+        let up = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: png)
+        let id = try #require((up.json as? [String: Any])?["_id"] as? String)
+        let thumbFile = try #require(s.uploadedNames.first { !$0.hasPrefix(id) })
+        let thumbID = String(thumbFile.prefix(24))
+        let first = try s.get("/files/\(thumbID)")  // the router's answer; it fills the caches
+        let second = try s.get("/files/\(thumbID)")
+        #expect(first.status == 200 && second.status == 200 && second.body == first.body)
+        var withoutDate = first.headers
+        withoutDate["date"] = nil
+        var secondWithoutDate = second.headers
+        secondWithoutDate["date"] = nil
+        #expect(secondWithoutDate == withoutDate)
+        #expect(second.header("date") != nil)
+
+        // Pipelined behind a database query: the list comes first, then the two thumbnails.
+        let fd = try Loopback.connect(port: s.port)
+        defer { close(fd) }
+        let pipelined = "GET /locations HTTP/1.1\r\nHost: x\r\n\r\nGET /files/\(thumbID) HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /files/\(thumbID) HTTP/1.1\r\nHost: x\r\n\r\n"
+        _ = Array(pipelined.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let answers = try (0..<3).map { _ in try RawHTTP.readResponse(fd) }
+        #expect(answers.map(\.status) == [200, 200, 200])
+        #expect(answers[0].headers["content-type"] == "application/json; charset=utf-8")
+        #expect(answers[1].body == first.body && answers[2].body == first.body)
+
+        // Busy on one connection for 2.4 s with --idle-timeout 1: never closed under the client.
+        for _ in 0..<6 {
+            usleep(400_000)
+            let request = "GET /files/\(thumbID) HTTP/1.1\r\nHost: x\r\n\r\n"
+            _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let answer = try RawHTTP.readResponse(fd)
+            #expect(answer.status == 200 && answer.body == first.body)
+        }
+
+        // Replaced by hand, then deleted: the disk decides, as on the router's path.
+        let path = s.uploads + "/" + thumbFile
+        let replacement = Array(first.body.reversed())
+        try Data(replacement).write(to: URL(fileURLWithPath: path + ".new"))
+        #expect(rename(path + ".new", path) == 0)
+        #expect(try s.get("/files/\(thumbID)").body == replacement)
+        #expect(try s.get("/files/\(thumbID)").body == replacement)
+        #expect(unlink(path) == 0)
+        #expect(try s.get("/files/\(thumbID)").status == 404)
+        _ = s.stop()
+        // Each answer has its access-log line, as the router writes them.
+        #expect(s.log.components(separatedBy: "GET /files/\(thumbID) 200 \(first.body.count) ").count - 1 == 12)
+    }
 }
+
+/// Reading HTTP/1.1 responses off a raw socket, one at a time (Content-Length bodies only).
+enum RawHTTP {
+    struct Answer {
+        var status: Int
+        var headers: [String: String]
+        var body: [UInt8]
+    }
+
+    static func readResponse(_ fd: Int32) throws -> Answer {
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        func byte() throws -> UInt8 {
+            var b: UInt8 = 0
+            guard recv(fd, &b, 1, 0) == 1 else { throw HarnessError("the connection closed or timed out") }
+            return b
+        }
+        var head: [UInt8] = []
+        while !head.reversed().starts(with: [0x0A, 0x0D, 0x0A, 0x0D]) { head.append(try byte()) }
+        let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n")
+        let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        var body: [UInt8] = []
+        while body.count < length { body.append(try byte()) }
+        return Answer(status: status, headers: headers, body: body)
+    }
+}
+
