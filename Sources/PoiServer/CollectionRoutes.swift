@@ -117,9 +117,14 @@ struct CollectionRoutes: Sendable {
     }
 
     /// The same path and parameters with `after` set to `id` (RFC 8288's next link; the other
-    /// parameters are kept exactly as sent).
+    /// parameters are kept exactly as sent) and without `skip`: it was spent reaching this page,
+    /// and kept it would skip that many places again on every page a client follows.
     static func nextPage(_ uri: URI, after id: ObjectId) -> String {
-        let kept = (uri.query ?? "").split(separator: "&").filter { !$0.isEmpty && $0.split(separator: "=").first != "after" }
+        let kept = (uri.query ?? "").split(separator: "&").filter {
+            guard !$0.isEmpty else { return false }
+            let name = QueryString.decode($0.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0])
+            return name != "after" && name != "skip"
+        }
         return uri.path + "?" + (kept.map(String.init) + ["after=\(id.hex)"]).joined(separator: "&")
     }
 

@@ -14,7 +14,7 @@ enum OpenAPIDocument {
  },
  "servers": [
   {
-   "url": "http://127.0.0.1:3000"
+   "url": "/"
   }
  ],
  "components": {

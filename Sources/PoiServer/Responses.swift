@@ -85,9 +85,12 @@ extension Request {
         return collected
     }
 
-    /// The value of query parameter `name`, percent-decoded.
+    /// The value of query parameter `name` (the first, when repeated), decoded as Express's `qs`
+    /// and every form encoder mean it: `+` is a space, then percent-decoding. Hummingbird's
+    /// `queryParameters` keeps `+`, so a `query` holding a space sent by Python `requests`,
+    /// `curl --data-urlencode` or `URLSearchParams` matched nothing.
     func queryValue(_ name: String) -> String? {
-        uri.queryParameters[Substring(name)].map(String.init)
+        QueryString.value(of: name, in: uri.query)
     }
 }
 
@@ -98,3 +101,22 @@ func pathParameter(_ context: some RequestContext, _ name: String) -> String {
 }
 
 import Foundation
+
+/// `application/x-www-form-urlencoded` decoding of a URL's query, as Express reads it.
+enum QueryString {
+    static func value(of name: String, in query: String?) -> String? {
+        guard let query, !query.isEmpty else { return nil }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard decode(parts[0]) == name else { continue }
+            return parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return nil
+    }
+
+    /// `+` as a space, then `%XX`; a malformed escape is kept as sent (as `qs` keeps it).
+    static func decode(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+}

@@ -51,4 +51,44 @@ struct PagingTests {
         #expect(try s.get("/things?after=\(all[0])&sort=-n").status == 400)
         #expect(Self.ids(try s.get("/things?after=\(all[0])&sort=_id&limit=1")) == [all[1]])
     }
+
+    /// Issue 25 (new-user trial): a client that starts at an offset and follows the links sees
+    /// every document once (the link drops `skip`, spent on the first page), and a query sent
+    /// form-encoded (`+` for a space, as Python requests and URLSearchParams send it) finds what
+    /// the reference finds.
+    @Test func aLinkAfterSkipSkipsNothingAndPlusIsASpace() throws {
+        let s = try ServeHarness("paging-skip")
+        var all: [String] = []
+        for i in 0..<7 {
+            let r = try s.postJSON("/things", #"{"n":\#(i),"name":"Big Ben \#(i)"}"#)
+            all.append(try #require((r.json as? [String: Any])?["_id"] as? String))
+        }
+        let first = try s.get("/things?skip=2&limit=2")
+        #expect(Self.ids(first) == Array(all[2..<4]))
+        #expect(Self.next(first) == "/things?limit=2&after=\(all[3])")
+        var seen = Self.ids(first)
+        var link = Self.next(first)
+        while let next = link {
+            let page = try s.get(next)
+            seen += Self.ids(page)
+            link = Self.next(page)
+        }
+        #expect(seen == Array(all[2...]))
+        // {"name":"Big Ben 3"} as Python requests encodes it, and with %20.
+        let plus = try s.get("/things?query=%7B%22name%22%3A%22Big+Ben+3%22%7D")
+        #expect(Self.ids(plus) == [all[3]])
+        let percent = try s.get("/things?query=%7B%22name%22%3A%22Big%20Ben%203%22%7D")
+        #expect(Self.ids(percent) == [all[3]])
+        // A literal plus is %2B.
+        _ = try s.postJSON("/things", #"{"name":"C++"}"#)
+        #expect(Self.ids(try s.get("/things?query=%7B%22name%22%3A%22C%2B%2B%22%7D")).count == 1)
+        #expect(Self.ids(try s.get("/things?query=%7B%22name%22%3A%22C++%22%7D")).isEmpty)
+        // The link keeps a form-encoded query as sent.
+        let q = "query=%7B%22name%22%3A%7B%22%24regex%22%3A%22%5EBig+Ben%22%7D%7D"
+        let regex = try s.get("/things?\(q)&limit=5")
+        #expect(Self.ids(regex) == Array(all[0..<5]))
+        #expect(Self.next(regex) == "/things?\(q)&limit=5&after=\(all[4])")
+        #expect(Self.ids(try s.get(try #require(Self.next(regex)))) == Array(all[5...]))
+    }
 }
+
