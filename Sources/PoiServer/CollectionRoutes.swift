@@ -111,6 +111,8 @@ struct CollectionRoutes: Sendable {
             out.append(0x5D)
             response = Reply.json(out)
         }
+        // JSON or an HTML table by the Accept header: a shared cache must key on it.
+        response.headers[.vary] = "Accept"
         if truncated { response.headers[HTTPField.Name("X-Results-Truncated")!] = "limit \(limit)" }
         if let next { response.headers[HTTPField.Name("Link")!] = "<\(Self.nextPage(request.uri, after: next))>; rel=\"next\"" }
         return response

@@ -33,16 +33,19 @@ struct CompressionMiddleware<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
-    /// `gzip` (or `*`) listed with a weight above zero (RFC 9110 §12.5.3).
+    /// `gzip` listed with a weight above zero, or, when gzip is not named, `*` so (RFC 9110
+    /// §12.5.3: `*` stands for the codings not listed, so `*, gzip;q=0` refuses gzip).
     static func acceptsGzip(_ header: String?) -> Bool {
         guard let header else { return false }
+        var named: Double?
+        var any: Double?
         for item in header.split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" || coding == "*" else { continue }
+            guard let coding = parts.first else { continue }
             let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            if q > 0 { return true }
+            if coding == "gzip" || coding == "x-gzip" { named = max(named ?? 0, q) } else if coding == "*" { any = q }
         }
-        return false
+        return (named ?? any ?? 0) > 0
     }
 }
 

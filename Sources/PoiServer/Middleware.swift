@@ -301,7 +301,14 @@ struct ConditionalGETMiddleware<Context: RequestContext>: RouterMiddleware {
         guard request.method == .get || request.method == .head, response.status == .ok,
               let etag = response.headers[.eTag], let header = request.headers[.ifNoneMatch],
               Self.matches(header, etag) else { return response }
-        return FileRoutes.notModified(response.headers)
+        var notModified = FileRoutes.notModified(response.headers)
+        // A 304 carries the Vary its 200 would (RFC 9110 §15.4.5): the compression outside adds
+        // it only to answers whose type it compresses, and a 304 has no type.
+        if let type = response.headers[.contentType].map(MediaType.essence(of:)),
+           CompressionMiddleware<Context>.compressible.contains(type) {
+            notModified.headers[.vary] = response.headers[.vary].map { $0 + ", Accept-Encoding" } ?? "Accept-Encoding"
+        }
+        return notModified
     }
 
     /// Weak comparison (RFC 9110 §13.1.2): `*`, or a listed tag equal to ours once any `W/` is set aside.
@@ -311,5 +318,21 @@ struct ConditionalGETMiddleware<Context: RequestContext>: RouterMiddleware {
             let tag = raw.trimmingCharacters(in: .whitespaces)
             return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == ours
         }
+    }
+}
+
+/// `Access-Control-Expose-Headers` on the answers themselves, where browsers read it: Hummingbird's
+/// `CORSMiddleware` sends it only on a preflight, where it is ignored, so a web app's `fetch`
+/// could not see `Link` (the next page), `X-Results-Truncated`, `ETag` or `Retry-After`.
+struct CORSExposedHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var exposed: [String] {
+        ["ETag", "Link", "X-Results-Truncated", "Retry-After", "Content-Range", "Content-Length", "Last-Modified"]
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.headers[.origin] != nil, request.method != .options else { return try await next(request, context) }
+        var response = try await next(request, context)
+        response.headers[.accessControlExposeHeaders] = Self.exposed.joined(separator: ", ")
+        return response
     }
 }

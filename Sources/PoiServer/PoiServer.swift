@@ -145,9 +145,11 @@ public struct PoiServer: Sendable {
         router.add(middleware: AccessLogMiddleware(json: configuration.jsonLog))
         if let origin = configuration.corsOrigin {
             router.add(middleware: CORSMiddleware(allowOrigin: .custom(origin),
-                                                  allowHeaders: [.contentType, .authorization, .accept, .range, .ifNoneMatch],
+                                                  allowHeaders: [.contentType, .authorization, .accept, .range, .ifNoneMatch,
+                                                                 .ifMatch, .ifRange, .ifModifiedSince, .ifUnmodifiedSince],
                                                   allowMethods: [.get, .head, .post, .put, .delete, .options],
-                                                  exposedHeaders: ["ETag", "Content-Range", "Content-Length", "Last-Modified"]))
+                                                  exposedHeaders: CORSExposedHeadersMiddleware<ServeContext>.exposed))
+            router.add(middleware: CORSExposedHeadersMiddleware())
         }
         // Inside CORS, so that CORS adds its headers to an error's own status and body (it turns
         // an error thrown through it into an empty 500).

@@ -17,6 +17,19 @@ struct OptionsTests {
                                                                          "Access-Control-Request-Method": "POST"])
         #expect(preflight.status == 204 || preflight.status == 200)
         #expect(preflight.header("access-control-allow-methods")?.contains("POST") == true)
+        // Issue 25 (new-user trial): a browser reads the paging link, the validators and
+        // Retry-After only if the answer itself exposes them (a preflight's list is ignored).
+        let exposed = "ETag, Link, X-Results-Truncated, Retry-After, Content-Range, Content-Length, Last-Modified"
+        for i in 0..<2 { _ = try s.postJSON("/things", #"{"n":\#(i)}"#) }
+        let page = try s.get("/things?limit=1", headers: ["Origin": "https://app.example.com"])
+        #expect(page.header("link") != nil && page.header("access-control-expose-headers") == exposed)
+        let missing = try s.get("/files/6b075e7f110f4196ea07ebd3", headers: ["Origin": "https://app.example.com"])
+        #expect(missing.status == 404 && missing.header("access-control-expose-headers") == exposed)
+        #expect(try s.get("/things?limit=1").header("access-control-expose-headers") == nil)
+        let conditional = try s.request("OPTIONS", "/files/x", headers: ["Origin": "https://app.example.com",
+                                                                          "Access-Control-Request-Method": "GET",
+                                                                          "Access-Control-Request-Headers": "if-range"])
+        #expect(conditional.header("access-control-allow-headers")?.lowercased().contains("if-range") == true)
     }
 
     @Test func jsonAccessLog() throws {
