@@ -236,6 +236,7 @@ extension MongoCollection {
         if inserts.isEmpty && upserts.isEmpty { return }
 
         let ids = inserts.map { _ in ObjectId() }
+        let retriesBefore = result.retries
         let reply = try withRetries(options, result: &result) { () throws(StoreError) -> BSONDocument in
             try executeBulk(inserts: inserts, ids: ids, upserts: upserts, items: items, digests: digests,
                             template: template, options: options)
@@ -278,6 +279,21 @@ extension MongoCollection {
                           message: connection.redactor.scrub(wce["errmsg"]?.stringValue ?? "write concern error"),
                           labels: [])
         }
+        // An insert sent again after a lost answer, refused because the lost attempt had
+        // written it: the stored document has the id this run made, so it is this run's insert,
+        // counted as inserted (not as an unchanged place found stored).
+        if result.retries > retriesBefore && !refusedInserts.isEmpty {
+            var idOf: [Int: ObjectId] = [:]
+            for (n, i) in inserts.enumerated() { idOf[i] = ids[n] }
+            let mine = try withRetries(options, result: &result) { () throws(StoreError) -> Set<ObjectId> in
+                try storedIds(refusedInserts.compactMap { idOf[$0] })
+            }
+            refusedInserts.removeAll { i in
+                guard let id = idOf[i], mine.contains(id) else { return false }
+                result.outcomes[i] = .inserted(id: .objectId(id))
+                return true
+            }
+        }
         // Keys stored meanwhile (another run, or a retried batch the server had applied):
         // through the upsert path, digest read first, and counted as what they turn out to be.
         if !refusedInserts.isEmpty {
@@ -288,6 +304,16 @@ extension MongoCollection {
             try writeBatch(refusedInserts, items: items, digests: digests, template: template,
                            options: upsertOnly, keysAbsent: false, result: &result)
         }
+    }
+
+    /// Which of `ids` are stored.
+    private func storedIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId> {
+        guard !ids.isEmpty else { return [] }
+        let filter: BSONDocument = ["_id": .document(["$in": .array(ids.map(BSONValue.objectId))])]
+        let cursor = try find(filter, projection: ["_id": 1], batchSize: ids.count)
+        var found = Set<ObjectId>()
+        while let doc = try cursor.next() { if let id = doc["_id"]?.objectIdValue { found.insert(id) } }
+        return found
     }
 
     /// Runs `body` again while it fails with a transient error, within the connection's retry

@@ -104,6 +104,11 @@ public final class MongoConnection: @unchecked Sendable {
         setDefault(MONGOC_URI_CONNECTTIMEOUTMS, options.connectTimeoutMS)
         setDefault(MONGOC_URI_SOCKETTIMEOUTMS, options.socketTimeoutMS)
         setDefault(MONGOC_URI_MAXPOOLSIZE, options.maxPoolSize)
+        // After a "not primary" answer libmongoc marks the server unknown and finds the primary
+        // again at the next heartbeat (SDAM): at the default 10 s, each write that met one
+        // election error waited 10 s even when the primary answered at once (three such errors
+        // took an import 30 s). A second bounds that wait; a hello a second per server is nothing.
+        setDefault(MONGOC_URI_HEARTBEATFREQUENCYMS, 1000)
         if mongoc_uri_get_appname(uri) == nil { _ = mongoc_uri_set_appname(uri, options.appName) }
         retryForMS = max(0, options.retryForMS)
         serverTimeoutMS = Int(mongoc_uri_get_option_as_int32(uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS,
