@@ -91,7 +91,9 @@ bench: setup
 # Reliability suites (issue 7), each ending with `<suite>: N passed, M failed`.
 # crash-test: kill -9 `poi import` / `poi thumbnails --all` at seeded random moments, rerun, check
 #   (ROWS= KILLS= SEED= IMAGES=; short CI run: make crash-test ROWS=2000 KILLS=4).
-# fault-test: server stopped mid-import and mid-export, uploads full / read-only (own server).
+# fault-test: server stopped mid-import and mid-export, uploads full / read-only, production
+# set-up (TLS, SCRAM, replica set), the fail-point matrix (own servers); then overlapping cron
+# runs of every job pair (scripts/overlap-test.py).
 # hostile-test: the hostile-input table (Tests/PoiCLITests/HostileInputTests.swift) against a live server.
 .PHONY: crash-test fault-test hostile-test api-fuzz
 CRASH_ENV = $(if $(ROWS),ROWS=$(ROWS)) $(if $(KILLS),KILLS=$(KILLS)) $(if $(SEED),SEED=$(SEED)) $(if $(IMAGES),IMAGES=$(IMAGES))
@@ -103,6 +105,7 @@ crash-test: $(POI_BUILD)
 	@POI=$(CURDIR)/$(POI_BIN) $(CRASH_ENV) .venv/bin/python scripts/crash-test.py
 fault-test: $(POI_BUILD)
 	@POI=$(CURDIR)/$(POI_BIN) $(if $(ROWS),ROWS=$(ROWS)) $(if $(SEED),SEED=$(SEED)) .venv/bin/python scripts/fault-test.py
+	@POI=$(CURDIR)/$(POI_BIN) .venv/bin/python scripts/overlap-test.py
 # api-fuzz: schemathesis against a live poi serve and its OpenAPI document (EXAMPLES= per operation).
 api-fuzz: $(POI_BUILD)
 	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with scripts/api-fuzz.sh

@@ -124,12 +124,12 @@ final class InMemoryImages: ImageRepository {
         }
     }
 
-    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> ObjectId {
+    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> StoredOriginal {
         state.withLock { state in
             state.originalsStored += 1
             let id = ObjectId()
             state.originals[sha256] = Original(id: id, name: originalName, thumbnails: [])
-            return id
+            return StoredOriginal(id: id)
         }
     }
 

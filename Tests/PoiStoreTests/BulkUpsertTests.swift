@@ -288,7 +288,29 @@ import Testing
         try db.ensureIndexes()
         try db.ensureIndexes()
         #expect(try db.locations.indexNames().sorted() == ["_id_", "categories_1", "imageId_1", "importKey_1", "location_2dsphere", "updated_at_1"])
-        #expect(try db.files.indexNames().sorted() == ["_id_", "sha256_1", "thumbnailOf_1"])
+        #expect(try db.files.indexNames().sorted() == ["_id_", "sha256_1", "sha256_1_original_unique", "thumbnailOf_1"])
+        // One original per content (issue 29: two imports storing the same new photo at once);
+        // thumbnails, and the backend's own uploads without a sha256, may repeat.
+        try db.files.insertOne(["sha256": "aa", "role": "original"])
+        try db.files.insertOne(["sha256": "aa", "role": "thumbnail"])
+        try db.files.insertOne(["sha256": "aa", "role": "thumbnail"])
+        try db.files.insertOne(["content-type": "image/png"])
+        try db.files.insertOne(["content-type": "image/png"])
+        do {
+            try db.files.insertOne(["sha256": "aa", "role": "original"])
+            Issue.record("a second original with the same content was stored")
+        } catch {
+            guard case .server(let code, _, _, _) = error else { Issue.record("\(error)"); return }
+            #expect(code == ServerErrorCode.duplicateKey)
+        }
+        // A database that already holds an original twice (stored before the index) still works:
+        // the optional index is left out, the others are there.
+        let old = try LiveServer.database("indexes-old")
+        defer { LiveServer.drop(old) }
+        try old.files.insertOne(["sha256": "bb", "role": "original"])
+        try old.files.insertOne(["sha256": "bb", "role": "original"])
+        try old.ensureIndexes()
+        #expect(try old.files.indexNames().sorted() == ["_id_", "sha256_1", "thumbnailOf_1"])
         // The app's own places have no importKey: the sparse unique index lets many coexist.
         try db.locations.insertOne(["name": "app place 1"])
         try db.locations.insertOne(["name": "app place 2"])

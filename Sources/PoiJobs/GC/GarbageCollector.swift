@@ -164,6 +164,7 @@ public struct GarbageCollector {
     private struct FileEntry {
         var role: FileRole?
         var thumbnailOf: ObjectId?
+        var reusedAt: BSONDate?
     }
 
     public func run(options: GCOptions = GCOptions()) throws(JobError) -> GCReport {
@@ -180,6 +181,16 @@ public struct GarbageCollector {
         try database.locations.findOne(["$or": [.document(["imageId": .string(id.hex)]),
                                                 .document(["thumbnailId": .string(id.hex)])]],
                                        projection: ["_id": 1]) != nil
+    }
+
+    /// Asked again right before each delete, as `referencedNow`: an import that started after
+    /// the files were read may have just found this file (or a thumbnail's original) by content.
+    private func reusedNow(_ id: ObjectId, minimumAge: TimeInterval, now: Date) throws(StoreError) -> Bool {
+        guard let file = try store.file(id) else { return false }
+        var reused = file.reusedAt
+        if let original = file.thumbnailOf, let at = try store.file(original)?.reusedAt { reused = max(reused ?? at, at) }
+        guard let reused else { return false }
+        return now.timeIntervalSince(reused.date) < minimumAge
     }
 
     /// The places whose `imageId` or `thumbnailId` is one of `ids`, by id: `importKey`, or the
@@ -211,7 +222,7 @@ public struct GarbageCollector {
         let referenced = try database.referencedFileIds()
         var files: [ObjectId: FileEntry] = [:]
         let cursor = try store.files()
-        while let f = try cursor.next() { files[f.id] = FileEntry(role: f.role, thumbnailOf: f.thumbnailOf) }
+        while let f = try cursor.next() { files[f.id] = FileEntry(role: f.role, thumbnailOf: f.thumbnailOf, reusedAt: f.reusedAt) }
         let orphans = try store.orphans(verify: options.verify)
 
         var report = GCReport()
@@ -252,6 +263,14 @@ public struct GarbageCollector {
             guard let id else { return false }
             return options.now.timeIntervalSince(Self.creationTime(of: id)) >= options.minimumAge
         }
+        // A file an import found by content lately (its original's, for a thumbnail): that
+        // import may be about to link places to it (`StoredFile.reusedAt`).
+        func reusedLately(_ id: ObjectId) -> Bool {
+            let entry = files[id]
+            let reused = [entry?.reusedAt, entry?.thumbnailOf.flatMap { files[$0]?.reusedAt }].compactMap { $0 }.max()
+            guard let reused else { return false }
+            return options.now.timeIntervalSince(reused.date) < options.minimumAge
+        }
 
         // First what would go, so that the limit is checked before anything is deleted: a
         // refused delete deletes nothing, rather than the first `allowed` items of a mistake.
@@ -262,6 +281,8 @@ public struct GarbageCollector {
                 report.kept.append("\(hex): a place references it")
             } else if !oldEnough(id) {
                 report.kept.append("\(hex): younger than the minimum age")
+            } else if reusedLately(id) {
+                report.kept.append("\(hex): an import found it by its content lately")
             } else {
                 documents.append(id)
             }
@@ -318,6 +339,8 @@ public struct GarbageCollector {
         for id in documents {
             if try referencedNow(id) {
                 report.kept.append("\(id.hex): a place references it")
+            } else if options.minimumAge > 0, try reusedNow(id, minimumAge: options.minimumAge, now: options.now) {
+                report.kept.append("\(id.hex): an import found it by its content lately")
             } else if try store.delete(id) {
                 report.deleted += 1
             }

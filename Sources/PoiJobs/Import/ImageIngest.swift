@@ -30,24 +30,43 @@ public struct StoredImage: Sendable, Hashable {
     }
 }
 
+/// The original `storeOriginal` stored, or found stored by another run at that moment.
+public struct StoredOriginal: Sendable, Equatable {
+    public var id: ObjectId
+    public var isNew: Bool
+    public init(id: ObjectId, isNew: Bool = true) {
+        self.id = id
+        self.isNew = isNew
+    }
+}
+
 /// What the import needs from the byte store + `files` collection. `FilesRepository` implements
 /// it over PoiStore; the dry run uses `DryRunImages`.
 public protocol ImageRepository: Sendable {
     /// The stored original with this content (hex SHA-256) and its thumbnails; nil when new.
     func findOriginal(sha256: String) throws(StoreError) -> StoredImage?
     /// Stores the original bytes unchanged (content `findOriginal` just did not find); returns
-    /// the new `files` id.
-    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> ObjectId
+    /// the new `files` id, or, when another import stored the same content meanwhile, that
+    /// original's id with `isNew` false.
+    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> StoredOriginal
     /// Stores a new thumbnail of `original` (never one shared with another original).
     func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) throws(StoreError) -> ObjectId
     /// Which of `ids` are stored files: an export's `imageId` that came without the image.
     func storedIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId>
     /// Makes the store ready for the first image (`FileStore.prepare`), after the inputs are checked.
     func prepare() throws(StoreError)
+    /// The thumbnails of each of `originals` that has any.
+    func thumbnailIds(of originals: [ObjectId]) throws(StoreError) -> [ObjectId: [ObjectId]]
+    /// Deletes the thumbnails of `original` other than `newest` that no place links to (what
+    /// two imports storing the same new photo at once each made); returns how many.
+    func deleteUnusedThumbnails(of original: ObjectId, keeping newest: ObjectId) throws(StoreError) -> Int
 }
 
 extension ImageRepository {
     public func prepare() throws(StoreError) {}
+    /// The thumbnails of each of `originals` that has any (none: nothing to relink).
+    public func thumbnailIds(of originals: [ObjectId]) throws(StoreError) -> [ObjectId: [ObjectId]] { [:] }
+    public func deleteUnusedThumbnails(of original: ObjectId, keeping newest: ObjectId) throws(StoreError) -> Int { 0 }
 }
 
 /// Result of ingesting one distinct image.
@@ -109,7 +128,11 @@ struct ImageIngest: Sendable {
             do { thumbnail = try budget.make(from: bytes, spec: spec, options: decode) } catch {
                 return .failed(reason: error.description)
             }
-            let originalId = try repository.storeOriginal(bytes: bytes, info: thumbnail.source, sha256: sha256, originalName: name)
+            let stored = try repository.storeOriginal(bytes: bytes, info: thumbnail.source, sha256: sha256, originalName: name)
+            // Another import stored this content since the lookup: linked as found (its
+            // thumbnail of this recipe, or one made for it), not counted as stored by this run.
+            guard stored.isNew else { return ingest(bytes: bytes, sha256: sha256, name: name) }
+            let originalId = stored.id
             let thumbId = try repository.storeThumbnail(thumbnail, of: originalId, spec: canonical)
             return .stored(.init(imageId: originalId, thumbnailId: thumbId), newOriginal: true, newThumbnail: true,
                            colorWarning: thumbnail.source.colorWarning)
@@ -128,6 +151,8 @@ struct ImageFileError: Error, Sendable {
 struct DryRunImages: ImageRepository {
     func storedIds(_ ids: [ObjectId]) -> Set<ObjectId> { Set(ids) }
     func findOriginal(sha256: String) -> StoredImage? { nil }
-    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) -> ObjectId { ObjectId() }
+    func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) -> StoredOriginal {
+        StoredOriginal(id: ObjectId())
+    }
     func storeThumbnail(_ thumbnail: Thumbnail, of original: ObjectId, spec: String) -> ObjectId { ObjectId() }
 }

@@ -284,6 +284,56 @@ public final class ImportJob {
         }
     }
 
+    /// After a window's write, each image it links to ends with one thumbnail, the newest, that
+    /// every place showing it links to. Runs beside this import can leave it otherwise:
+    /// - a `poi thumbnails` run may have replaced the thumbnail this import looked up before the
+    ///   write, relinked the places that existed then (not these) and deleted the old one;
+    /// - another import storing the same new photo at once may have made a thumbnail of its own.
+    /// Read after the write, the newest thumbnail is either one made since (its places are
+    /// relinked here) or one made before the write (whose run's relink, which follows its store,
+    /// covered these places): no place is left on a deleted thumbnail, and the older ones no
+    /// place shows go. One lookup per image of the window; writes only when there is more than
+    /// one thumbnail.
+    private func linkNewestThumbnails(_ outcomes: [UpsertOutcome], of window: PreparedWindow) throws(JobError) {
+        guard let places else { return }
+        var shownImages = Set<ObjectId>()
+        var linked: [ObjectId: ObjectId] = [:]  // per image, the newest thumbnail the window linked
+        var shown: [ObjectId: Int] = [:]  // places written (inserted or updated) per image
+        for (k, outcome) in outcomes.enumerated() {
+            if case .failed = outcome { continue }
+            guard let links = window.pending[window.writeIndex[k]].links else { continue }
+            switch outcome {
+            case .inserted, .updated: shown[links.imageId, default: 0] += 1
+            default: break
+            }
+            shownImages.insert(links.imageId)
+            if let thumbnail = links.thumbnailId { linked[links.imageId] = max(linked[links.imageId] ?? thumbnail, thumbnail) }
+        }
+        guard !shownImages.isEmpty else { return }
+        do throws(StoreError) {
+            // An original deleted after this import found it (a `poi gc --delete` beside it that
+            // judged it before the import marked it reused): said, never a silent broken link;
+            // a rerun stores the content anew.
+            let present = try images.storedIds(shown.keys.sorted())
+            for (gone, count) in shown.sorted(by: { $0.key < $1.key }) where !present.contains(gone) {
+                summary.imagesFailed += 1
+                observer(.imageProblem(ImageProblem(source: nil, location: "image \(gone.hex)", image: gone.hex,
+                    reason: "was deleted from the database while this import linked \(count) place\(count == 1 ? "" : "s") to it "
+                        + "(a poi gc --delete running beside it?); run the import again to store it anew")))
+                // Later windows look the content up again instead of linking to it.
+                linksBySHA = linksBySHA.filter { $0.value.imageId != gone }
+            }
+            let thumbnails = try images.thumbnailIds(of: shownImages.sorted())
+            for (original, ids) in thumbnails.sorted(by: { $0.key < $1.key }) {
+                guard let newest = ids.max(), ids.count > 1 || linked[original].map({ $0 < newest }) ?? true else { continue }
+                try places.relinkThumbnail(imageId: original, thumbnailId: newest)
+                _ = try images.deleteUnusedThumbnails(of: original, keeping: newest)
+            }
+        } catch {
+            throw .store(error)
+        }
+    }
+
     /// After a failure: lets the writes at the server finish (their outcomes no longer matter),
     /// so nothing of the job is still writing once it has returned.
     private func abandonWrites() {
@@ -319,6 +369,7 @@ public final class ImportJob {
     }
 
     private func count(_ outcomes: [UpsertOutcome], of window: PreparedWindow, rejects: RejectsWriter) throws(JobError) {
+        try linkNewestThumbnails(outcomes, of: window)
         for (k, outcome) in outcomes.enumerated() {
             switch outcome {
             case .inserted: summary.inserted += 1

@@ -78,6 +78,9 @@ public struct FilesRepository: ImageRepository {
 
     private func lookUpOriginal(sha256: String) throws(StoreError) -> StoredImage? {
         guard let original = try store.file(sha256: sha256, role: .original) else { return nil }
+        // Marked before anything links to it, so a `poi gc --delete` running beside this import
+        // counts its age from now and keeps it; gone already (that gc was faster): stored anew.
+        guard try store.markReused(original.id) else { return nil }
         let thumbnails = try store.thumbnails(of: original.id).map { StoredFileRef(id: $0.id, spec: $0.spec, contentType: $0.contentType) }
         // Found by content, but are its bytes in this store? Another --uploads folder, or a
         // GridFS database read as a folder, has the documents and not the bytes (a stat, or one
@@ -86,7 +89,7 @@ public struct FilesRepository: ImageRepository {
         return StoredImage(id: original.id, thumbnails: thumbnails, missingBytes: missing)
     }
 
-    public func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> ObjectId {
+    public func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> StoredOriginal {
         let fileInfo = FileInfo(contentType: info.format.contentType, role: .original, width: info.orientedWidth,
                                 height: info.orientedHeight, originalName: originalName, sha256: sha256,
                                 iccProfile: info.iccProfile)
@@ -94,10 +97,20 @@ public struct FilesRepository: ImageRepository {
         // A retry looks again first: an attempt the server applied before its reply was lost
         // is found by its content, not stored twice.
         var first = true
-        return try retrying { () throws(StoreError) -> ObjectId in
-            if !first, let stored = try store.file(sha256: sha256, role: .original) { return stored.id }
+        return try retrying { () throws(StoreError) -> StoredOriginal in
+            // A retry's find is this run's own lost insert (new), or another run's (then the
+            // unique index would have refused ours): either way the content is stored once.
+            if !first, let stored = try store.file(sha256: sha256, role: .original) { return StoredOriginal(id: stored.id) }
             first = false
-            return try store.add(bytes, info: fileInfo).id
+            do throws(StoreError) {
+                return StoredOriginal(id: try store.add(bytes, info: fileInfo).id)
+            } catch {
+                // Another import stored the same content since the lookup (the unique index on
+                // an original's sha256 refused this one, and `add` removed its bytes): link that.
+                guard case .server(let code, _, _, _) = error, code == ServerErrorCode.duplicateKey,
+                      let stored = try store.file(sha256: sha256, role: .original) else { throw error }
+                return StoredOriginal(id: stored.id, isNew: false)
+            }
         }
     }
 
@@ -116,5 +129,28 @@ public struct FilesRepository: ImageRepository {
 
     public func storedIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId> {
         try retrying { () throws(StoreError) in try store.existingFileIds(ids) }
+    }
+
+    public func deleteUnusedThumbnails(of original: ObjectId, keeping newest: ObjectId) throws(StoreError) -> Int {
+        // Deletes of fixed ids, each as good done twice as once: retried within --retry-for.
+        try retrying { () throws(StoreError) -> Int in
+            var deleted = 0
+            for thumbnail in try store.thumbnails(of: original) where thumbnail.id < newest {
+                if try store.database.thumbnailInUse(thumbnail.id) { continue }
+                if try store.delete(thumbnail.id) { deleted += 1 }
+            }
+            return deleted
+        }
+    }
+
+    public func thumbnailIds(of originals: [ObjectId]) throws(StoreError) -> [ObjectId: [ObjectId]] {
+        try retrying { () throws(StoreError) in
+            var found: [ObjectId: [ObjectId]] = [:]
+            for original in originals {
+                let ids = try store.thumbnails(of: original).map(\.id)
+                if !ids.isEmpty { found[original] = ids }
+            }
+            return found
+        }
     }
 }

@@ -33,6 +33,9 @@ public struct ThumbnailSummary: Sendable, Codable, Equatable {
     /// truncated, over the cap). Said per original, as `poi import` and `poi thumb` say it.
     public var colorUnmanaged = 0
     public var placesRelinked = 0
+    /// Places that linked to a thumbnail that was gone (a run that overlapped an import or
+    /// another thumbnail run, an older PoiKit), pointed at their image's newest thumbnail.
+    public var brokenLinksRepaired = 0
     public var oldThumbnailsDeleted = 0
     public var skippedByShard = 0
     public var seconds = 0.0
@@ -64,9 +67,9 @@ public final class ThumbnailJob {
 
     private enum Work: Sendable {
         case upToDate
-        case made(original: ObjectId, thumbnail: ObjectId, old: [ObjectId], name: String, colorWarning: String?)
-        /// Up to date, but an interrupted run left the relink and deletion of `old` undone.
-        case resumed(original: ObjectId, thumbnail: ObjectId, old: [ObjectId])
+        case made(original: ObjectId, thumbnail: ObjectId, name: String, colorWarning: String?)
+        /// Up to date, but an interrupted run left the relink and the deletion of older ones undone.
+        case resumed(original: ObjectId, thumbnail: ObjectId)
         case failed(original: ObjectId, name: String, error: any Error & Sendable)
         case storeFailure(StoreError)
     }
@@ -82,6 +85,11 @@ public final class ThumbnailJob {
         }
         var lastProgress = Date.distantPast
         var window: [StoredFile] = []
+        do throws(StoreError) {
+            summary.brokenLinksRepaired = try repairBrokenThumbnailLinks(updatedAt: runStarted)
+        } catch {
+            throw .store(error)
+        }
 
         func process() throws(JobError) {
             let items = window
@@ -102,8 +110,8 @@ public final class ThumbnailJob {
                     observer(.imageProblem(ImageProblem(source: nil, location: "original \(original.hex)", image: name,
                                                         reason: String(describing: error))))
                 case .storeFailure(let error): storeFailure = storeFailure ?? error
-                case .made(let original, let thumbnail, let old, _, _), .resumed(let original, let thumbnail, let old):
-                    if case .made(_, _, _, let name, let warning) = result {
+                case .made(let original, let thumbnail, _, _), .resumed(let original, let thumbnail):
+                    if case .made(_, _, let name, let warning) = result {
                         summary.thumbnailsMade += 1
                         if let warning {
                             summary.colorUnmanaged += 1
@@ -119,10 +127,13 @@ public final class ThumbnailJob {
                         var retries = 0
                         try database.connection.retrying(retries: &retries) { () throws(StoreError) in
                             summary.placesRelinked += try database.setThumbnail(thumbnail, forImage: original, updatedAt: runStarted)
-                            // Only thumbnails older than this one, and only once no place links
-                            // to one: a run that overlaps this one may have made a newer thumbnail,
-                            // which its places show and which is not ours to delete.
-                            for id in old where id < thumbnail {
+                            // Every thumbnail of the original but the newest, read now (not the
+                            // list this run started from: a run that overlaps this one may have
+                            // stored one since, ours or its own the older), and only once no place
+                            // links to it. Whichever run finishes last leaves the newest alone.
+                            let current = try store.thumbnails(of: original).map(\.id)
+                            guard let newest = current.max() else { return }
+                            for id in current where id != newest {
                                 if try database.thumbnailInUse(id) { continue }
                                 if try store.delete(id) { summary.oldThumbnailsDeleted += 1 }
                             }
@@ -156,6 +167,31 @@ public final class ThumbnailJob {
         return summary
     }
 
+    /// Places whose `thumbnailId` names a file that is gone are pointed at their image's newest
+    /// thumbnail, or lose the link when it has none (the originals pass below then makes one and
+    /// links them). First, so that pass sees the repaired links. Retried within --retry-for: a
+    /// link replaced by a fixed value, twice as good as once.
+    private func repairBrokenThumbnailLinks(updatedAt: BSONDate) throws(StoreError) -> Int {
+        var retries = 0
+        let links = try database.connection.retrying(retries: &retries) { () throws(StoreError) in try database.thumbnailLinks() }
+        var repaired = 0
+        let ids = links.keys.sorted()
+        var start = 0
+        while start < ids.count {
+            let batch = Array(ids[start..<min(start + 1000, ids.count)])
+            start += batch.count
+            let present = try database.connection.retrying(retries: &retries) { () throws(StoreError) in try store.existingFileIds(batch) }
+            for gone in batch where !present.contains(gone) {
+                guard let image = links[gone] else { continue }
+                repaired += try database.connection.retrying(retries: &retries) { () throws(StoreError) -> Int in
+                    let newest = try store.thumbnails(of: image).map(\.id).max()
+                    return try database.replaceThumbnailLink(gone, with: newest, updatedAt: updatedAt)
+                }
+            }
+        }
+        return repaired
+    }
+
     /// Runs on a worker thread: decide, decode, encode, store the new thumbnail.
     private static func work(on original: StoredFile, options: ThumbnailJobOptions, store: any FileStore,
                              budget: ThumbnailBudget) -> Work {
@@ -170,7 +206,7 @@ public final class ThumbnailJob {
                 // and relinking the places / deleting the old ones: finish that now, or the places
                 // would keep showing the old recipe and the old files would never be deleted.
                 let others = existing.filter { $0.id != current.id }.map(\.id)
-                return others.isEmpty ? .upToDate : .resumed(original: original.id, thumbnail: current.id, old: others)
+                return others.isEmpty ? .upToDate : .resumed(original: original.id, thumbnail: current.id)
             }
             let bytes: [UInt8]
             do {
@@ -196,7 +232,7 @@ public final class ThumbnailJob {
                 return try store.add(thumbnail.data, info: FileInfo(thumbnail: thumbnail, of: original.id, spec: canonical),
                                      id: ObjectId.greater(than: existing.map(\.id)))
             }
-            return .made(original: original.id, thumbnail: stored.id, old: existing.map(\.id), name: name,
+            return .made(original: original.id, thumbnail: stored.id, name: name,
                          colorWarning: thumbnail.source.colorWarning)
         } catch {
             return .storeFailure(error)

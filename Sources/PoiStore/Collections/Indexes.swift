@@ -6,18 +6,27 @@ public struct IndexModel: Sendable, Equatable {
     /// Only documents having the field are indexed, so places the app created without an
     /// `importKey` do not collide as duplicate nulls under a unique index.
     public var sparse = false
+    /// Only documents matching this filter are indexed (a partial index).
+    public var partialFilter: BSONDocument?
+    /// Not needed for correctness: when the data already breaks it (a unique index over
+    /// duplicates an older PoiKit stored), the index is left out rather than the job stopped.
+    public var optional = false
 
-    public init(name: String, keys: BSONDocument, unique: Bool = false, sparse: Bool = false) {
+    public init(name: String, keys: BSONDocument, unique: Bool = false, sparse: Bool = false,
+                partialFilter: BSONDocument? = nil, optional: Bool = false) {
         self.name = name
         self.keys = keys
         self.unique = unique
         self.sparse = sparse
+        self.partialFilter = partialFilter
+        self.optional = optional
     }
 
     var spec: BSONDocument {
         var d: BSONDocument = ["key": .document(keys), "name": .string(name)]
         if unique { d.append("unique", true) }
         if sparse { d.append("sparse", true) }
+        if let partialFilter { d.append("partialFilterExpression", .document(partialFilter)) }
         return d
     }
 }
@@ -33,11 +42,16 @@ extension StoreLayout {
         IndexModel(name: "imageId_1", keys: ["imageId": 1]),
     ]
 
-    /// `files`: same-content lookup (not unique: see `FileStore.put`), and an original's
-    /// thumbnails (looked up once per image by import and thumbnail regeneration).
+    /// `files`: same-content lookup, an original's thumbnails (looked up once per image by
+    /// import and thumbnail regeneration), and one original per content: two imports that store
+    /// the same new photo at once both look it up, find nothing and add it; the second insert is
+    /// refused and that import links the first one's (`FilesRepository.storeOriginal`). Partial:
+    /// thumbnails may share content with each other, and the backend's uploads have no `sha256`.
     public static let fileIndexes: [IndexModel] = [
         IndexModel(name: "sha256_1", keys: ["sha256": 1]),
         IndexModel(name: "thumbnailOf_1", keys: ["thumbnailOf": 1]),
+        IndexModel(name: "sha256_1_original_unique", keys: ["sha256": 1], unique: true,
+                   partialFilter: ["role": "original"], optional: true),
     ]
 }
 
@@ -65,10 +79,34 @@ extension MongoCollection {
             }
         }
         guard !missing.isEmpty else { return }
-        _ = try runCommand([
-            "createIndexes": .string(name),
-            "indexes": .array(missing.map { .document($0.spec) }),
-        ])
+        if missing.contains(where: { !$0.optional }) {
+          do {
+            _ = try runCommand([
+                "createIndexes": .string(name),
+                "indexes": .array(missing.filter { !$0.optional }.map { .document($0.spec) }),
+            ])
+        } catch {
+            // Another run (two first imports at once) created them between the listing and
+            // this command, and the server calls the same spec a conflict: if they are there
+            // now with the keys asked for, that is done.
+            guard case .server(let code, _, _, _) = error,
+                  code == ServerErrorCode.indexOptionsConflict || code == ServerErrorCode.indexKeySpecsConflict else { throw error }
+            let now = try indexSpecs()
+            for index in missing where !index.optional {
+                guard let spec = now.first(where: { $0["name"]?.stringValue == index.name }),
+                      Self.sameKeys(spec["key"]?.documentValue ?? BSONDocument(), index.keys) else { throw error }
+            }
+          }
+        }
+        for index in missing where index.optional {
+            do {
+                _ = try runCommand(["createIndexes": .string(name), "indexes": .array([.document(index.spec)])])
+            } catch {
+                // The data breaks it (duplicates stored before it existed), or a concurrent run
+                // made it: either way the jobs work without it.
+                guard case .server = error else { throw error }
+            }
+        }
     }
 
     /// Index keys compare by field order and value, with numbers compared numerically (a shell

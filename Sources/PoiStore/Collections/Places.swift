@@ -47,6 +47,30 @@ extension MongoDatabase {
         return ["$unset": .document(["thumbnailId": ""]), "$set": .document(["updated_at": .date(updatedAt)])]
     }
 
+    /// Each `thumbnailId` places link to, with the `imageId` of (one of) those places: what
+    /// `poi thumbnails` checks for links to thumbnails that are gone. Streamed; one entry per
+    /// distinct thumbnail.
+    public func thumbnailLinks() throws(StoreError) -> [ObjectId: ObjectId] {
+        var links: [ObjectId: ObjectId] = [:]
+        let cursor = try locations.find(["thumbnailId": .document(["$type": "string"])],
+                                        projection: ["_id": 0, "imageId": 1, "thumbnailId": 1], batchSize: 10_000)
+        while let d = try cursor.next() {
+            guard let thumb = d["thumbnailId"]?.stringValue.flatMap(ObjectId.init(hex:)), links[thumb] == nil,
+                  let image = d["imageId"]?.stringValue.flatMap(ObjectId.init(hex:)) else { continue }
+            links[thumb] = image
+        }
+        return links
+    }
+
+    /// Points the places linking to `thumbnail` (a thumbnail that is gone) at `replacement`, or
+    /// removes their link when there is none (the next thumbnail run makes one). Returns how many.
+    @discardableResult
+    public func replaceThumbnailLink(_ thumbnail: ObjectId, with replacement: ObjectId?,
+                                     updatedAt: BSONDate = .now()) throws(StoreError) -> Int {
+        try locations.updateMany(filter: ["thumbnailId": .string(thumbnail.hex)],
+                                 update: Self.thumbnailUpdate(replacement, updatedAt: updatedAt))
+    }
+
     /// Every file id some place refers to (`imageId` or `thumbnailId`), for `poi gc`.
     ///
     /// Streamed with `find`, not the `distinct` command: `distinct` answers in one reply document,

@@ -20,6 +20,8 @@ public enum ServerErrorCode {
     public static let namespaceNotFound = 26
     /// An index with the same name but other keys or options already exists.
     public static let indexOptionsConflict = 85
+    /// The same, as some servers say it (SecantusDB for a 2dsphere index made by another run).
+    public static let indexKeySpecsConflict = 86
     /// A document is over `maxBsonObjectSize`; PoiStore also uses it for documents it refuses to
     /// send for that reason.
     public static let bsonObjectTooLarge = 10334

@@ -50,6 +50,9 @@ public struct StoredFile: Sendable, Equatable {
     public var spec: String?
     public var originalName: String?
     public var iccProfile: String?
+    /// When an import last found this original by its content and linked places to it: `poi
+    /// gc` counts a file's age from then, so it never deletes one an import is linking.
+    public var reusedAt: BSONDate?
 
     /// The name the backend serves it under: `<_id hex><ext>`.
     public var fileName: String { id.hex + ext }
@@ -92,6 +95,7 @@ public struct StoredFile: Sendable, Equatable {
         self.spec = d["spec"]?.stringValue
         self.originalName = d["originalName"]?.stringValue
         self.iccProfile = d["iccProfile"]?.stringValue
+        self.reusedAt = d["reusedAt"]?.dateValue
     }
 
     public init(id: ObjectId, info: FileInfo, ext: String, length: Int, sha256: String, createdAt: BSONDate) {
@@ -210,8 +214,8 @@ extension FileStore {
     /// Stores `bytes` unless the same content with the same role is already stored, in which
     /// case that file is returned (`reused`): how an original photo is stored once.
     ///
-    /// Two concurrent puts of the same new content may both store it (the `sha256` index is not
-    /// unique, because two roles may share content); both files are valid and `poi gc` can merge.
+    /// Two concurrent puts of the same new original: the unique index on an original's `sha256`
+    /// refuses the second insert (a duplicate-key error; see `StoreLayout.fileIndexes`).
     public func put(_ bytes: [UInt8], info: FileInfo, createdAt: BSONDate = .now()) throws(StoreError) -> PutResult {
         var info = info
         let sha = info.sha256 ?? ContentDigest.sha256Hex(bytes)
@@ -262,6 +266,12 @@ extension FileStore {
     /// The `files` document of `id`.
     public func file(_ id: ObjectId) throws(StoreError) -> StoredFile? {
         try filesCollection.findOne(["_id": .objectId(id)]).flatMap(StoredFile.init(document:))
+    }
+
+    /// Records that an import is linking places to stored file `id` now (`reusedAt`). False
+    /// when its document is gone (a `poi gc --delete` just removed it): store the content anew.
+    public func markReused(_ id: ObjectId, at time: BSONDate = .now()) throws(StoreError) -> Bool {
+        try filesCollection.updateOne(filter: ["_id": .objectId(id)], set: ["reusedAt": .date(time)])
     }
 
     /// Which of `ids` have a `files` document (one query): the images an import of an export
