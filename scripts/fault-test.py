@@ -353,6 +353,24 @@ def election_under_serve(client, uri, work, checks):
                      "election: the message names the election, not reachability", answers[-1][2][:200])
         back = wait_for(lambda: get("/locations")[0] == 200, 5, step=0.2)
         checks.check(back, "election: reads answer 200 within 5 s once it is over")
+        # Each transient code of an election or a restart, and a dropped connection: a 503 with
+        # Retry-After within the bound, never "cannot reach" for a server that answered (but
+        # HostUnreachable, which says just that), and reads back within 3 s once it is over.
+        for code, name in TRANSIENT + [(None, "closeConnection")]:
+            data = {"closeConnection": True} if code is None else {"errorCode": code}
+            client.admin.command({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+                                  "data": dict({"failCommands": ["find", "aggregate", "count"]}, **data)})
+            status, headers, body, took = get("/locations")
+            client.admin.command({"configureFailPoint": "failCommand", "mode": "off"})
+            started = time.time()
+            back = wait_for(lambda: get("/locations")[0] == 200, 3, step=0.1)
+            print(f"  {name}: {status} in {took:.1f}s, Retry-After {headers.get('Retry-After')}, back in "
+                  f"{time.time() - started:.1f}s: {body[:100]}")
+            checks.check(status == 503 and headers.get("Retry-After") and took <= 3.5,
+                         f"serve, {name}: 503 with Retry-After within the bound", f"{status} in {took:.1f}s {headers}")
+            if code not in (6, None):
+                checks.check("cannot reach" not in body, f"serve, {name}: not called unreachable", body[:200])
+            checks.check(back, f"serve, {name}: reads answer 200 within 3 s once it is over")
     finally:
         p.terminate()
         try:

@@ -22,6 +22,11 @@ struct ThumbnailsCommand: ParsableCommand {
         deleted. Places already showing the new thumbnail, and reruns of an import, keep their \
         updated_at.
 
+        Runs that overlap (a slow weekly run still going when the next starts, an import beside \
+        it) stay consistent: the newest thumbnail of an image wins, and each run deletes the \
+        others no place shows. Every run first repairs places whose thumbnailId names a file \
+        that is gone, pointing them at their image's newest thumbnail (or making one).
+
         Exit status: 0 done, 1 some originals could not be thumbnailed, 2 bad arguments, \
         3 database or disk failure (rerun to finish).
 
@@ -79,6 +84,8 @@ struct ThumbnailsCommand: ParsableCommand {
                 + "\(summary.upToDate) up to date, \(summary.failed) failed"
                 + (summary.colorUnmanaged > 0 ? ", \(summary.colorUnmanaged) made as if untagged (colour profile not usable)" : "")
                 + "; \(summary.placesRelinked) places relinked, "
+                + (summary.brokenLinksRepaired > 0
+                    ? "\(summary.brokenLinksRepaired) links to thumbnails that were gone repaired, " : "")
                 + "\(summary.oldThumbnailsDeleted) old thumbnails deleted; \(String(format: "%.1f", summary.seconds)) s")
         }
         if summary.bytesMissing > 0 {
