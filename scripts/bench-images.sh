@@ -106,17 +106,19 @@ TOOLS=(poi vips vips_par im_seq im_par)
 declare -A LABEL=([floor]="djpeg -scale 1/8 (floor, one by one)" [poi]="poi thumb (1 process, --jobs $JOBS)" [vips]="vipsthumbnail (1 process)"
                   [vips_par]="vipsthumbnail (xargs -P $JOBS)" [im_seq]="convert-im6.q16 (one by one)"
                   [im_par]="convert-im6.q16 (xargs -P $JOBS)")
-declare -A WALL CPU RSS WALLS CPUS
+declare -A WALL CPU RSS WALLS CPUS FAULTS FAULTSS
 
 measure_once() { # TOOL FILES...
     local tool=$1
     rm -rf "$BENCH/out" && mkdir -p "$BENCH/out"
-    /usr/bin/time -f "%e %M %U %S" -o "$BENCH/time.txt" bash -c 'run_tool "$@"' _ "$@" \
+    # %R: minor page faults (fresh zeroed pages the kernel handed out): what reusing decoder
+    # buffers, instead of allocating and freeing them per image, takes away (issue 26).
+    /usr/bin/time -f "%e %M %U %S %R" -o "$BENCH/time.txt" bash -c 'run_tool "$@"' _ "$@" \
         >/dev/null 2>"$BENCH/stderr.txt" || {
         echo "bench-images: $tool failed" >&2; cat "$BENCH/stderr.txt" >&2; exit 1; }
-    local wall rss user sys
-    read -r wall rss user sys < "$BENCH/time.txt"
-    WALLS[$tool]+="$wall "; CPUS[$tool]+="$(echo "$user + $sys" | bc -l) "
+    local wall rss user sys faults
+    read -r wall rss user sys faults < "$BENCH/time.txt"
+    WALLS[$tool]+="$wall "; CPUS[$tool]+="$(echo "$user + $sys" | bc -l) "; FAULTSS[$tool]+="$faults "
     # Peak memory: the largest of the runs, not a median.
     if [ -z "${RSS[$tool]:-}" ] || [ "$rss" -gt "${RSS[$tool]}" ]; then RSS[$tool]=$rss; fi
 }
@@ -127,6 +129,7 @@ summarize() { # median wall and CPU of every tool's runs
     for t in "${TOOLS[@]}"; do
         WALL[$t]=$(echo "${WALLS[$t]}" | median)
         CPU[$t]=$(echo "${CPUS[$t]}" | median)
+        FAULTS[$t]=$(echo "${FAULTSS[$t]}" | median)
     done
 }
 
@@ -135,7 +138,7 @@ report() { # KIND FILES...
     local n=$# mp
     mp=$(for f in "$@"; do echo $(( $(vipsheader -f width "$f") * $(vipsheader -f height "$f") )); done \
         | awk '{s+=$1} END {printf "%.0f", s/1e6}')
-    WALL=(); CPU=(); RSS=(); WALLS=(); CPUS=()
+    WALL=(); CPU=(); RSS=(); WALLS=(); CPUS=(); FAULTS=(); FAULTSS=()
     TOOLS=(poi vips vips_par im_seq im_par)
     [ "$kind" = jpeg ] && TOOLS+=(floor)
     local load0 load1
@@ -148,13 +151,13 @@ report() { # KIND FILES...
     echo
     echo "== $kind: $n files, $mp MP total, thumbnails $SIZE, median of $RUNS interleaved rounds, $JOBS cores" \
          "(load average $load0 -> $load1) =="
-    printf '%-34s %9s %9s %10s %10s\n' tool "wall s" "CPU s" "peak MB" "PoiKit ÷"
+    printf '%-34s %9s %9s %10s %12s %10s\n' tool "wall s" "CPU s" "peak MB" "page faults" "PoiKit ÷"
     local pw=${WALL[poi]}
     for t in "${TOOLS[@]}"; do
         local ratio="-"
         [ "$t" != poi ] && ratio=$(printf '%.2f' "$(echo "$pw/${WALL[$t]}" | bc -l)")
-        printf '%-34s %9.2f %9.2f %10.1f %10s\n' "${LABEL[$t]}" "${WALL[$t]}" "${CPU[$t]}" \
-            "$(echo "${RSS[$t]}/1024" | bc -l)" "$ratio"
+        printf '%-34s %9.2f %9.2f %10.1f %12.0f %10s\n' "${LABEL[$t]}" "${WALL[$t]}" "${CPU[$t]}" \
+            "$(echo "${RSS[$t]}/1024" | bc -l)" "${FAULTS[$t]}" "$ratio"
     done
     eval "ratio_vips_$kind=$(echo "$pw/${WALL[vips]}" | bc -l)"
     eval "ratio_im_$kind=$(echo "$pw/${WALL[im_seq]}" | bc -l)"

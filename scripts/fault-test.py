@@ -298,6 +298,24 @@ def fail_point_matrix(client, uri, work, checks):
     checks.check(code == 0 and features == 40 and 7 < took < 20, "matrix: an export held 8 s by the server waits and writes all",
                  f"exit {code} in {took:.1f}s, {features} features: {err.strip()[-200:]}")
 
+    # gc --delete losing its connection twice while it deletes: retried as a whole, every
+    # garbage file goes, and the count says all of them.
+    import bson, datetime
+    gcdb = client["matrix_gc"]
+    gcdb.drop_collection("files")
+    gcdb.files.insert_many([{"_id": bson.ObjectId(), "content-type": "image/png", "ext": ".png", "role": "original",
+                             "created_at": datetime.datetime(2020, 1, 1)} for _ in range(6)])
+    folder = os.path.join(work, "uploads-matrix-gc")
+    os.makedirs(folder, exist_ok=True)
+    fail(["delete"], 2, closeConnection=True)
+    code, out, err, took = run(["gc", "--delete", "--min-age", "0", "--max-delete", "all", "--json", "--uri", uri,
+                                "--db", "matrix_gc", "--uploads", folder, "--retry-for", "20"], 60)
+    off()
+    s = json.loads(out) if out.strip().startswith("{") else {}
+    left = gcdb.files.count_documents({})
+    checks.check(code == 0 and left == 0 and s.get("deleted") == 6, "matrix: gc --delete over two dropped connections deletes all 6",
+                 f"exit {code} in {took:.1f}s, {left} left, deleted {s.get('deleted')}, {err.strip()[-200:]}")
+
     # The insert applied, then a retryable write-concern error: sent again, refused as a
     # duplicate, found as this run's own insert: 40 inserted, not 40 unchanged.
     fail(["insert"], 1, writeConcernError={"code": 91, "errmsg": "Replication is being shut down",

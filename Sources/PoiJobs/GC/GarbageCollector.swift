@@ -168,8 +168,24 @@ public struct GarbageCollector {
     }
 
     public func run(options: GCOptions = GCOptions()) throws(JobError) -> GCReport {
+        // Retried as a whole within --retry-for (a dropped connection, an election): each pass
+        // reads the places and files afresh and deletes only what is unreferenced then, so a
+        // second pass after a partial one deletes the rest, never something in use; what the
+        // failed passes deleted is counted with the last one's.
+        var retries = 0
+        var deletedBefore = 0
         do {
-            return try collect(options: options)
+            var report = try database.connection.retrying(retries: &retries) { () throws(StoreError) -> GCReport in
+                var deleted = 0
+                do throws(StoreError) {
+                    return try collect(options: options, deleted: &deleted)
+                } catch {
+                    deletedBefore += deleted
+                    throw error
+                }
+            }
+            report.deleted += deletedBefore
+            return report
         } catch {
             throw .store(error)
         }
@@ -215,7 +231,8 @@ public struct GarbageCollector {
         return users
     }
 
-    private func collect(options: GCOptions) throws(StoreError) -> GCReport {
+    /// One pass; `deleted` counts its deletions as they happen (kept when the pass fails midway).
+    private func collect(options: GCOptions, deleted: inout Int) throws(StoreError) -> GCReport {
         // Read the places first and the files after: an import running meanwhile only adds
         // files and then places, so a file it adds between the two reads looks unreferenced
         // (and is protected by the minimum age) rather than a referenced file looking missing.
@@ -343,16 +360,18 @@ public struct GarbageCollector {
                 report.kept.append("\(id.hex): an import found it by its content lately")
             } else if try store.delete(id) {
                 report.deleted += 1
+                deleted += 1
             }
         }
         for (id, name) in bytes {
-            if try store.removeBytes(id: id, ext: String(name.dropFirst(24))) { report.deleted += 1 }
+            if try store.removeBytes(id: id, ext: String(name.dropFirst(24))) { report.deleted += 1; deleted += 1 }
         }
         if let disk {
             for name in temporary {
                 let path = disk.directory + "/" + name
                 if unlink(path) == 0 || errno == ENOENT {
                     report.deleted += 1
+                    deleted += 1
                 } else {
                     throw StoreError.io(path: path, reason: "cannot delete: \(String(cString: strerror(errno)))")
                 }
