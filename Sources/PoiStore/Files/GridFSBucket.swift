@@ -150,11 +150,18 @@ public struct GridFSBucket: Sendable {
 
 extension MongoConnection {
     /// Whether GridFS works end to end here: writes a small file to a scratch bucket, reads it
-    /// back, compares and deletes it.
+    /// back, compares and deletes it, and drops the scratch bucket's collections when nothing
+    /// else is in them (a `poi doctor` leaves no trace in the database it checks).
     public func probeGridFS(database: String) -> Capability {
         let bucket = GridFSBucket(connection: self, database: database, bucketName: "poikit_probe")
         let id = ObjectId()
         let payload = Array("PoiKit GridFS probe \(id.hex)".utf8)
+        defer {
+            for name in ["poikit_probe.files", "poikit_probe.chunks"] {
+                let scratch = MongoCollection(connection: self, database: database, name: name)
+                if (try? scratch.count()) == 0 { try? scratch.drop() }
+            }
+        }
         do {
             try bucket.upload(id: id, filename: "probe.txt", bytes: payload)
             defer { _ = try? bucket.delete(id: id) }
