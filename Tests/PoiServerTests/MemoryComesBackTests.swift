@@ -31,15 +31,69 @@ import Testing
         Thread.sleep(forTimeInterval: 1)
         let idle = try #require(Self.residentMB(s.process.processIdentifier))
         // 32 at once, each a different file (a suffix after the JPEG's end), as phones upload.
+        // A thread each: `concurrentPerform` would run only as many at once as there are cores.
         let statuses = Mutex<[Int]>([])
-        DispatchQueue.concurrentPerform(iterations: 32) { i in
-            let status = (try? s.request("POST", "/files", headers: ["Content-Type": "image/jpeg"],
-                                         body: bytes + Array("burst-\(i)".utf8), timeout: 300).status) ?? -1
-            statuses.withLock { $0.append(status) }
+        let finished = DispatchGroup()
+        for i in 0..<32 {
+            finished.enter()
+            Thread {
+                let status = (try? s.request("POST", "/files", headers: ["Content-Type": "image/jpeg"],
+                                             body: bytes + Array("burst-\(i)".utf8), timeout: 300).status) ?? -1
+                statuses.withLock { $0.append(status) }
+                finished.leave()
+            }.start()
         }
+        finished.wait()
         #expect(statuses.withLock { $0 } == [Int](repeating: 201, count: 32))
         Thread.sleep(forTimeInterval: 5)
         let after = try #require(Self.residentMB(s.process.processIdentifier))
         #expect(after - idle <= 30, "resident \(idle) MB idle, \(after) MB five seconds after 32 uploads")
+    }
+
+    /// Issue 26: 64 clients downloading the largest photo at once hold `poi serve` within
+    /// 150 MB: the bytes stream from the file (never a whole copy per client), and the clients'
+    /// slow reads park writes, not memory. Sampled every 50 ms while the downloads run.
+    @Test func sixtyFourDownloadsOfAPhotoStayWithin150MB() throws {
+        let s = try ServeHarness("memdownloads")
+        defer { _ = s.stop() }
+        let photo = s.scratch + "/large.jpg"
+        let python = ServeHarness.repoRoot.appendingPathComponent(".venv/bin/python").path
+        let maker = Process()
+        maker.executableURL = URL(fileURLWithPath: python)
+        maker.arguments = ["-c", "import sys; from PIL import Image; "
+                           + "Image.effect_noise((3000, 2000), 60).convert('RGB').save(sys.argv[1], quality=98)", photo]
+        try maker.run()
+        maker.waitUntilExit()
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: photo)))
+        let up = try s.request("POST", "/files", headers: ["Content-Type": "image/jpeg"], body: bytes, timeout: 120)
+        let id = try #require((up.json as? [String: Any])?["_id"] as? String)
+        let pid = s.process.processIdentifier
+        let peak = Mutex(0)
+        let done = Atomic<Bool>(false)
+        let sampler = Thread {
+            while !done.load(ordering: .relaxed) {
+                if let mb = Self.residentMB(pid) { peak.withLock { $0 = max($0, mb) } }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        sampler.start()
+        // A thread each: `concurrentPerform` would run only as many at once as there are cores.
+        let complete = Mutex(0)
+        let finished = DispatchGroup()
+        for _ in 0..<64 {
+            finished.enter()
+            Thread {
+                if let r = try? s.request("GET", "/files/\(id)", timeout: 300), r.status == 200, r.body.count == bytes.count {
+                    complete.withLock { $0 += 1 }
+                }
+                finished.leave()
+            }.start()
+        }
+        finished.wait()
+        done.store(true, ordering: .relaxed)
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(complete.withLock { $0 } == 64)
+        let mb = peak.withLock { $0 }
+        #expect(mb > 0 && mb <= 150, "peak resident \(mb) MB during 64 downloads of a \(bytes.count / 1_000_000) MB photo")
     }
 }
