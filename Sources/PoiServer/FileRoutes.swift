@@ -300,8 +300,17 @@ struct FileRoutes: Sendable {
     /// The byte range to send (nil: all of it), honouring If-Range; throws 416.
     static func range(_ request: Request, etag: String?, size: Int, headers: inout HTTPFields) throws(APIError) -> ClosedRange<Int>? {
         guard request.method == .get || request.method == .head, let header = request.headers[.range] else { return nil }
-        if let ifRange = request.headers[.ifRange] {
-            guard let etag, ifRange.trimmingCharacters(in: .whitespaces) == etag else { return nil }
+        if let raw = request.headers[.ifRange] {
+            let ifRange = raw.trimmingCharacters(in: .whitespaces)
+            if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
+                guard let etag, ifRange == etag else { return nil }
+            } else {
+                // An HTTP-date (RFC 9110 §13.1.5): the range when it is the file's Last-Modified.
+                // A stored file never changes after it is written, so that date is a strong
+                // validator here (curl -C - and download managers send it).
+                guard let date = HTTPDate.parse(ifRange), let modified = headers[.lastModified].flatMap(HTTPDate.parse),
+                      date == modified else { return nil }
+            }
         }
         switch RangeRequest(header: header, length: size) {
         case .full: return nil

@@ -130,5 +130,13 @@ struct FileTests {
         #expect(head.header("content-length") == String(n))
         #expect(head.header("etag") == etag)
         #expect(try s.get("/files/\(id)", headers: ["Range": "bytes=0-3", "If-Range": "\"stale\""]).status == 200)
+        // If-Range with a date (issue 25, new-user trial): the file's Last-Modified resumes, any
+        // other date gets the whole file.
+        let modified = try #require(head.header("last-modified"))
+        let resumed = try s.get("/files/\(id)", headers: ["Range": "bytes=0-3", "If-Range": modified])
+        #expect(resumed.status == 206 && resumed.body == Array(png[0...3]))
+        let other = try s.get("/files/\(id)", headers: ["Range": "bytes=0-3", "If-Range": "Tue, 14 Nov 2023 22:13:20 GMT"])
+        #expect(other.status == 200 && other.body == png)
+        #expect(try s.get("/files/\(id)", headers: ["Range": "bytes=0-3", "If-Range": "W/\"x\""]).status == 200)
     }
 }

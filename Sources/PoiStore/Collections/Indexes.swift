@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One index as `createIndexes` takes it.
 public struct IndexModel: Sendable, Equatable {
     public var name: String
@@ -62,6 +66,40 @@ extension MongoCollection {
     /// same name but other keys is reported, never dropped, because dropping someone's index is
     /// not PoiKit's call.
     public func createIndexes(_ indexes: [IndexModel]) throws(StoreError) {
+        // Two first runs at once (two imports into an empty database) both list, both create:
+        // the server may call the second command a conflict (SecantusDB does for a 2dsphere
+        // index), and may build the other run's indexes one by one. After a conflict the list
+        // is read again and only what is still missing created, a few times over.
+        var attempt = 0
+        while true {
+            let missing = try missingIndexes(indexes)
+            let required = missing.filter { !$0.optional }
+            do {
+                if !required.isEmpty {
+                    _ = try runCommand(["createIndexes": .string(name), "indexes": .array(required.map { .document($0.spec) })])
+                }
+            } catch {
+                guard case .server(let code, _, _, _) = error, attempt < 5,
+                      code == ServerErrorCode.indexOptionsConflict || code == ServerErrorCode.indexKeySpecsConflict else { throw error }
+                attempt += 1
+                usleep(UInt32(100_000 * attempt))
+                continue
+            }
+            for index in missing where index.optional {
+                do {
+                    _ = try runCommand(["createIndexes": .string(name), "indexes": .array([.document(index.spec)])])
+                } catch {
+                    // The data breaks it (duplicates stored before it existed), or a concurrent
+                    // run made it: either way the jobs work without it.
+                    guard case .server = error else { throw error }
+                }
+            }
+            return
+        }
+    }
+
+    /// Those of `indexes` not present under their name; one present with other keys is an error.
+    private func missingIndexes(_ indexes: [IndexModel]) throws(StoreError) -> [IndexModel] {
         let existing = try indexSpecs()
         var missing: [IndexModel] = []
         for index in indexes {
@@ -78,35 +116,7 @@ extension MongoCollection {
                     + "drop or rename that index, then run again", labels: [])
             }
         }
-        guard !missing.isEmpty else { return }
-        if missing.contains(where: { !$0.optional }) {
-          do {
-            _ = try runCommand([
-                "createIndexes": .string(name),
-                "indexes": .array(missing.filter { !$0.optional }.map { .document($0.spec) }),
-            ])
-        } catch {
-            // Another run (two first imports at once) created them between the listing and
-            // this command, and the server calls the same spec a conflict: if they are there
-            // now with the keys asked for, that is done.
-            guard case .server(let code, _, _, _) = error,
-                  code == ServerErrorCode.indexOptionsConflict || code == ServerErrorCode.indexKeySpecsConflict else { throw error }
-            let now = try indexSpecs()
-            for index in missing where !index.optional {
-                guard let spec = now.first(where: { $0["name"]?.stringValue == index.name }),
-                      Self.sameKeys(spec["key"]?.documentValue ?? BSONDocument(), index.keys) else { throw error }
-            }
-          }
-        }
-        for index in missing where index.optional {
-            do {
-                _ = try runCommand(["createIndexes": .string(name), "indexes": .array([.document(index.spec)])])
-            } catch {
-                // The data breaks it (duplicates stored before it existed), or a concurrent run
-                // made it: either way the jobs work without it.
-                guard case .server = error else { throw error }
-            }
-        }
+        return missing
     }
 
     /// Index keys compare by field order and value, with numbers compared numerically (a shell
