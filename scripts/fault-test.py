@@ -256,7 +256,10 @@ def fail_point_matrix(client, uri, work, checks):
             code, out, err = ct.run_poi(args, timeout=bound)
         except subprocess.TimeoutExpired:
             code, out, err = None, "", f"still running after {bound} s"
-        return code, out, err, time.time() - started
+        took = time.time() - started
+        # What each run did, for the record: the command, its exit status and time.
+        print(f"    poi {args[0]} ({args[args.index('--db') + 1]}): exit {code} in {took:.1f}s")
+        return code, out, err, took
 
     faults = [(f"{name} ({code}) x3", {"errorCode": code}) for code, name in TRANSIENT]
     faults.append(("closeConnection x2", {"closeConnection": True}))
