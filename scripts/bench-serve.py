@@ -6,7 +6,8 @@
 (c) GET /locations?query=<box> over 10k places   (d) POST /files of a 5 MB JPEG (+ thumbnail)
 (e) GET /locations (1,000 places) with and without gzip: bytes, req/s, CPU per request
 (f) GET /locations answered 304 (If-None-Match), against the reference's own 304s
-and poi serve's peak RSS while 64 clients download the largest photo. Thumbnails from memory
+and poi serve's resident memory idle, 5 s after the upload burst, and at its peak while 64 clients
+download the largest photo (its high-water mark). Thumbnails from memory
 must reach 0.6x nginx (s/req ratio <= 1.667).
 
 wrk -t2 -c16, bounded runs (DURATION= seconds, default 5). Needs wrk and nginx-light (Debian);
@@ -36,6 +37,12 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def resident_mb(pid):
+    """VmRSS of a process, in MB."""
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1)) / 1024
 
 
 def wait_http(url, proc, seconds=20):
@@ -135,6 +142,8 @@ def main():
         out = subprocess.run(["curl", "-s", "-H", "Content-Type: image/jpeg", "--data-binary", "@" + photo,
                               servers["poi serve"] + "/files"], capture_output=True, text=True).stdout
         photo_id = json.loads(out)["_id"]
+        time.sleep(1)
+        idle_mb = resident_mb(procs["poi serve"].pid)
         import pymongo
         db = pymongo.MongoClient(URI)[DB]
         thumb = db.files.find_one({"thumbnailOf": __import__("bson").ObjectId(photo_id)})
@@ -235,6 +244,15 @@ request = function() n = n + 1
                 r = wrk(servers[name] + "/files", connections=4, script=lua, duration=max(5, DURATION))
                 results[("d", name)] = r
                 print(f"{'POST /files, 5 MB JPEG (+ thumbnail for poi)':<44} {name:<10} {r['rps']:>10.1f} {r['p50'] or 0:>9.2f} {r['p99'] or 0:>9.2f}", flush=True)
+
+        # Issue 26: memory comes back after the upload burst (within 30 MB of idle, 5 s later).
+        after_burst_mb = None
+        if ("d", "poi serve") in results:
+            time.sleep(5)
+            after_burst_mb = resident_mb(procs["poi serve"].pid)
+            print(f"poi serve resident memory: {idle_mb:.0f} MB idle, {after_burst_mb:.0f} MB 5 s after the upload burst "
+                  f"(target: within 30 MB of idle)", flush=True)
+            emit("serve RSS 5 s after uploads, above idle (MB)", after_burst_mb - idle_mb, "target", 30, "<=1.0", unit="MB")
 
         # Peak RSS under 64 concurrent downloads of the largest photo.
         r = wrk(servers["poi serve"] + f"/files/{photo_id}", connections=64)
