@@ -600,22 +600,11 @@ def production_setup(work, rng, checks):
         server.stop()
 
 
-def make_places(db, n):
-    """n places written directly with pymongo (fast), in PoiKit's layout."""
-    import datetime
-    now = datetime.datetime.now(datetime.timezone.utc)
-    docs = [{"name": f"Export {i}", "placename": "", "details": "x" * 200, "categories": ["a", "b"],
-             "location": {"type": "Point", "coordinates": [(i % 360) - 180 + 0.5, (i % 170) - 85 + 0.5]},
-             "importKey": f"exp-{i}", "created_at": now, "updated_at": now} for i in range(n)]
-    for i in range(0, n, 5000):
-        db.locations.insert_many(docs[i:i + 5000])
-
-
 def server_stopped_mid_export(server, client, hostport, work, checks):
     print("server stopped mid-export")
     db = client["fault_export"]
     db.drop_collection("locations")
-    make_places(db, 60000)
+    ct.insert_places(db, 60000, name="Export", key="exp")
     out_path = os.path.join(work, "export", "places.geojson")
     os.makedirs(os.path.dirname(out_path), exist_ok=True)
     # --retry-for 2: an export to a file starts again after a lost connection; a server that

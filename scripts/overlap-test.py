@@ -160,17 +160,6 @@ def plant_garbage(db, mode, uploads, image_path):
     return str(oid), str(tid)
 
 
-def insert_plain_places(db, n):
-    """n image-less places written directly (poi import would take half a minute), in
-    PoiKit's layout, as fault-test does."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    docs = [{"name": f"Plain {i}", "placename": "", "details": "x" * 200, "categories": ["a", "b"],
-             "location": {"type": "Point", "coordinates": [(i % 360) - 180 + 0.5, (i % 170) - 85 + 0.5]},
-             "importKey": f"plain-{i}", "created_at": now, "updated_at": now} for i in range(n)]
-    for i in range(0, n, 5000):
-        db.locations.insert_many(docs[i:i + 5000])
-
-
 # ---------------------------------------------------------------------------------------------
 # Runs
 
@@ -537,7 +526,7 @@ class Suite:
             uploads = os.path.join(folder, "uploads")
             common = ["--uri", self.uri, "--db", dbname] + (["--gridfs"] if mode == "gridfs" else ["--uploads", uploads])
             fixture = dict(folder=folder, db=self.client[dbname], mode=mode, uploads=uploads, common=common)
-            insert_plain_places(fixture["db"], EXPORT_EXTRA)  # before poi makes the indexes: faster
+            ct.insert_places(fixture["db"], EXPORT_EXTRA, name="Plain", key="plain")  # before poi makes the indexes: faster
             self.base_import(fixture)
             self.exports[mode] = fixture
         return self.exports[mode]

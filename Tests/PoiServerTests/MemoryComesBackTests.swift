@@ -13,20 +13,23 @@ import Testing
         return kB / 1024
     }
 
+    /// A 3000x2000 JPEG of noise made by Pillow at `path` (noise keeps it large): its bytes.
+    static func noisePhoto(at path: String, sigma: Int, quality: Int, progressive: Bool) throws -> [UInt8] {
+        let maker = Process()
+        maker.executableURL = ServeHarness.repoRoot.appendingPathComponent(".venv/bin/python")
+        maker.arguments = ["-c", "import sys; from PIL import Image; Image.effect_noise((3000, 2000), \(sigma))"
+                           + ".convert('RGB').save(sys.argv[1], quality=\(quality), progressive=\(progressive ? "True" : "False"))", path]
+        try maker.run()
+        maker.waitUntilExit()
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
     @Test func residentMemoryReturnsAfterABurstOfUploads() throws {
         let s = try ServeHarness("memburst")
         defer { _ = s.stop() }
         // A 3000x2000 progressive JPEG of noise (4 MB): its decoding holds the whole image's
         // coefficients, 36 MB, the kind of buffer glibc kept.
-        let photo = s.scratch + "/burst.jpg"
-        let python = ServeHarness.repoRoot.appendingPathComponent(".venv/bin/python").path
-        let maker = Process()
-        maker.executableURL = URL(fileURLWithPath: python)
-        maker.arguments = ["-c", "import sys; from PIL import Image; "
-                           + "Image.effect_noise((3000, 2000), 50).convert('RGB').save(sys.argv[1], quality=92, progressive=True)", photo]
-        try maker.run()
-        maker.waitUntilExit()
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: photo)))
+        let bytes = try Self.noisePhoto(at: s.scratch + "/burst.jpg", sigma: 50, quality: 92, progressive: true)
         _ = try s.get("/healthz")
         Thread.sleep(forTimeInterval: 1)
         let idle = try #require(Self.residentMB(s.process.processIdentifier))
@@ -56,15 +59,7 @@ import Testing
     @Test func sixtyFourDownloadsOfAPhotoStayWithin150MB() throws {
         let s = try ServeHarness("memdownloads")
         defer { _ = s.stop() }
-        let photo = s.scratch + "/large.jpg"
-        let python = ServeHarness.repoRoot.appendingPathComponent(".venv/bin/python").path
-        let maker = Process()
-        maker.executableURL = URL(fileURLWithPath: python)
-        maker.arguments = ["-c", "import sys; from PIL import Image; "
-                           + "Image.effect_noise((3000, 2000), 60).convert('RGB').save(sys.argv[1], quality=98)", photo]
-        try maker.run()
-        maker.waitUntilExit()
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: photo)))
+        let bytes = try Self.noisePhoto(at: s.scratch + "/large.jpg", sigma: 60, quality: 98, progressive: false)
         let up = try s.request("POST", "/files", headers: ["Content-Type": "image/jpeg"], body: bytes, timeout: 120)
         let id = try #require((up.json as? [String: Any])?["_id"] as? String)
         let pid = s.process.processIdentifier

@@ -57,16 +57,16 @@ public protocol ImageRepository: Sendable {
     func prepare() throws(StoreError)
     /// The thumbnails of each of `originals` that has any.
     func thumbnailIds(of originals: [ObjectId]) throws(StoreError) -> [ObjectId: [ObjectId]]
-    /// Deletes the thumbnails of `original` other than `newest` that no place links to (what
+    /// Deletes the thumbnails of `original` other than the newest that no place links to (what
     /// two imports storing the same new photo at once each made); returns how many.
-    func deleteUnusedThumbnails(of original: ObjectId, keeping newest: ObjectId) throws(StoreError) -> Int
+    func deleteUnusedThumbnails(of original: ObjectId) throws(StoreError) -> Int
 }
 
 extension ImageRepository {
     public func prepare() throws(StoreError) {}
     /// The thumbnails of each of `originals` that has any (none: nothing to relink).
     public func thumbnailIds(of originals: [ObjectId]) throws(StoreError) -> [ObjectId: [ObjectId]] { [:] }
-    public func deleteUnusedThumbnails(of original: ObjectId, keeping newest: ObjectId) throws(StoreError) -> Int { 0 }
+    public func deleteUnusedThumbnails(of original: ObjectId) throws(StoreError) -> Int { 0 }
 }
 
 /// Result of ingesting one distinct image.

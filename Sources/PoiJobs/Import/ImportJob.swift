@@ -327,7 +327,7 @@ public final class ImportJob {
             for (original, ids) in thumbnails.sorted(by: { $0.key < $1.key }) {
                 guard let newest = ids.max(), ids.count > 1 || linked[original].map({ $0 < newest }) ?? true else { continue }
                 try places.relinkThumbnail(imageId: original, thumbnailId: newest)
-                _ = try images.deleteUnusedThumbnails(of: original, keeping: newest)
+                _ = try images.deleteUnusedThumbnails(of: original)
             }
         } catch {
             throw .store(error)

@@ -131,16 +131,9 @@ public struct FilesRepository: ImageRepository {
         try retrying { () throws(StoreError) in try store.existingFileIds(ids) }
     }
 
-    public func deleteUnusedThumbnails(of original: ObjectId, keeping newest: ObjectId) throws(StoreError) -> Int {
+    public func deleteUnusedThumbnails(of original: ObjectId) throws(StoreError) -> Int {
         // Deletes of fixed ids, each as good done twice as once: retried within --retry-for.
-        try retrying { () throws(StoreError) -> Int in
-            var deleted = 0
-            for thumbnail in try store.thumbnails(of: original) where thumbnail.id < newest {
-                if try store.database.thumbnailInUse(thumbnail.id) { continue }
-                if try store.delete(thumbnail.id) { deleted += 1 }
-            }
-            return deleted
-        }
+        try retrying { () throws(StoreError) -> Int in try store.database.deleteUnusedThumbnails(of: original, in: store) }
     }
 
     public func thumbnailIds(of originals: [ObjectId]) throws(StoreError) -> [ObjectId: [ObjectId]] {

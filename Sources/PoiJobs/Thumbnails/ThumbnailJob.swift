@@ -127,16 +127,9 @@ public final class ThumbnailJob {
                         var retries = 0
                         try database.connection.retrying(retries: &retries) { () throws(StoreError) in
                             summary.placesRelinked += try database.setThumbnail(thumbnail, forImage: original, updatedAt: runStarted)
-                            // Every thumbnail of the original but the newest, read now (not the
-                            // list this run started from: a run that overlaps this one may have
-                            // stored one since, ours or its own the older), and only once no place
-                            // links to it. Whichever run finishes last leaves the newest alone.
-                            let current = try store.thumbnails(of: original).map(\.id)
-                            guard let newest = current.max() else { return }
-                            for id in current where id != newest {
-                                if try database.thumbnailInUse(id) { continue }
-                                if try store.delete(id) { summary.oldThumbnailsDeleted += 1 }
-                            }
+                            // Read now, not from the list this run started with: a run that
+                            // overlaps this one may have stored a thumbnail since.
+                            summary.oldThumbnailsDeleted += try database.deleteUnusedThumbnails(of: original, in: store)
                         }
                     } catch {
                         throw .store(error)

@@ -71,6 +71,21 @@ extension MongoDatabase {
                                  update: Self.thumbnailUpdate(replacement, updatedAt: updatedAt))
     }
 
+    /// Deletes the thumbnails of `original` other than the newest that no place links to, as
+    /// read now: what overlapping thumbnail runs, or two imports storing the same new photo, each
+    /// made. Whichever run comes last leaves only the newest (which relinks point at). Returns
+    /// how many it deleted.
+    public func deleteUnusedThumbnails(of original: ObjectId, in store: any FileStore) throws(StoreError) -> Int {
+        let current = try store.thumbnails(of: original).map(\.id)
+        guard let newest = current.max() else { return 0 }
+        var deleted = 0
+        for id in current where id != newest {
+            if try thumbnailInUse(id) { continue }
+            if try store.delete(id) { deleted += 1 }
+        }
+        return deleted
+    }
+
     /// Every file id some place refers to (`imageId` or `thumbnailId`), for `poi gc`.
     ///
     /// Streamed with `find`, not the `distinct` command: `distinct` answers in one reply document,
