@@ -111,6 +111,13 @@ public final class CSVPlaceReader {
            }) {
             roles[k] = .pointWKT
         }
+        let isExport = Self.isPoiKitExport(header: names)
+        if isExport {
+            for i in roles.indices {
+                guard case .extra(let key) = roles[i], PoiKitProperties.exportColumns.contains(key) else { continue }
+                roles[i] = .own(key)
+            }
+        }
         self.roles = roles
         headerNotes = options.mapping.notes(header: names, roles: roles, file: file)
         let coordinatesFromWKT = roles.contains(.pointWKT)
@@ -131,14 +138,44 @@ public final class CSVPlaceReader {
                                            categorySeparators: options.categorySeparators)
         converter.columnsGiven = !hasHeaderLine
         converter.ignoreBlanks = options.ignoreBlanks
+        converter.isPoiKitExport = isExport
         converter.delimiter = tokenizer.delimiter
         converter.types = try Self.columnTypes(options.columnTypes, header: names, roles: roles, file: file)
+        // A `.csvt` that lists another number of columns describes another file (GDAL ignores
+        // it too).
+        if let sidecar = options.sidecarTypes, sidecar.count == names.count, sidecar.contains(where: { $0 != nil }) {
+            if converter.types.isEmpty { converter.types = Array(repeating: nil, count: roles.count) }
+            converter.blankIsAbsent = Array(repeating: false, count: roles.count)
+            for i in roles.indices {
+                guard case .extra = roles[i], converter.types[i] == nil, let type = sidecar[i] else { continue }
+                converter.types[i] = type
+                converter.blankIsAbsent[i] = true
+            }
+            converter.sidecarName = options.sidecarName.map { name in String(name.split(separator: "/").last ?? Substring(name)) }
+        }
         self.converter = converter
         self.parallelism = max(1, min(8, parallelism ?? ProcessInfoCores.count))
     }
 
     public convenience init(path: String, options: ReadOptions = ReadOptions()) throws(FormatError) {
         try self.init(source: ByteSource(path: path), options: options)
+    }
+
+    /// Whether a header is one `poi export --format csv` wrote: it names `importKey`,
+    /// `created_at` and `updated_at` as they are. Its `imageId`, `created_at`, `_source`…
+    /// columns are then PoiKit's own (`ColumnRole.own`), as in a GeoJSON export, so the export
+    /// imports back unchanged; in any other file such a column is the user's, kept under extra.
+    static func isPoiKitExport(header: [String]) -> Bool {
+        var seen = 0
+        for name in header {
+            switch trimWhitespace(name) {
+            case "importKey": seen |= 1
+            case "created_at": seen |= 2
+            case "updated_at": seen |= 4
+            default: break
+            }
+        }
+        return seen == 7
     }
 
     /// Each column's `--types` type (empty when none is given). A name must be a column this
@@ -403,6 +440,13 @@ struct CSVRecordConverter: Sendable {
     var columnsGiven = false
     /// Each column's `--types` type; empty when none is given.
     var types: [ColumnType?] = []
+    /// The file is a PoiKit CSV export (`CSVPlaceReader.isPoiKitExport`): its `id` is the
+    /// exporting database's `_id`, dropped beside an importKey, as a GeoJSON export's Feature id is.
+    var isPoiKitExport = false
+    /// Columns whose blank cell is no value (the key left out): those a `.csvt` typed.
+    var blankIsAbsent: [Bool] = []
+    /// The `.csvt` file the types came from, for rejects.
+    var sidecarName: String?
     /// `ReadOptions.ignoreBlanks`.
     var ignoreBlanks = false
     /// The file's delimiter (how a rejected record's raw line splits unquoted).
@@ -619,13 +663,29 @@ struct CSVRecordConverter: Sendable {
                     if ignoreBlanks && Self.isBlank(value) { break }
                     draft.extra.append(key, .string(value))
                 } else if Self.isBlank(value) {
-                    // An empty typed cell is no value (null), as ogr2ogr reads it, not a reject.
-                    if !ignoreBlanks { draft.extra.append(key, .null) }
+                    // An empty typed cell is no value (null), as ogr2ogr reads it, not a reject;
+                    // under a `.csvt`'s type, no value at all (GDAL's unset field).
+                    if !ignoreBlanks && !(i < blankIsAbsent.count && blankIsAbsent[i]) { draft.extra.append(key, .null) }
                 } else {
                     switch type!.value(text: value) {
                     case .success(let v): draft.extra.append(key, v)
-                    case .failure(let problem): return reject(header[i], problem.message)
+                    case .failure(var problem):
+                        if i < blankIsAbsent.count, blankIsAbsent[i], let sidecarName { problem.origin = sidecarName }
+                        return reject(header[i], problem.message)
                     }
+                }
+            case .own(let key):
+                if Self.isBlank(value) { break }
+                if key == PoiKitProperties.source {
+                    // `{"file":…,"line":…}` as compact JSON; anything else is the user's.
+                    if let parsed = try? JSONParser.parse(Array(value.utf8), maxDepth: 2),
+                       PoiKitProperties.exportedSource(parsed) != nil {
+                        draft.poiKitProperties.append(key, parsed)
+                    } else {
+                        draft.extra.append(key, .string(value))
+                    }
+                } else {
+                    draft.poiKitProperties.append(key, .string(value))
                 }
             case .ignored: break
             case .pointWKT:
@@ -639,6 +699,7 @@ struct CSVRecordConverter: Sendable {
                 }
             }
         }
+        if isPoiKitExport, case .string(let key)? = draft.importKey, !Self.isBlank(key) { draft.id = nil }
         switch PlaceValidator.validate(draft) {
         case .success(let p): return .place(p, raw: rawRecord())
         case .failure(var rej):

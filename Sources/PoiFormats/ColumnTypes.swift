@@ -14,6 +14,12 @@ public enum ColumnType: String, Sendable, CaseIterable {
     case bool
     /// An ISO 8601 date (`2024-03-01`, midnight UTC) or date-time with a zone, stored as a BSON date.
     case date
+    /// A JSON value of any kind (`5`, `"5"`, `true`, `null`, `[1,2]`, `{"a":1}`): what a cell
+    /// holding a list or an object (a GeoJSON property flattened into CSV) is read as, and what
+    /// `poi export --format csv` writes, in a `String(JSON)` column of its `.csvt`, for a
+    /// column whose values mix types or are missing on some places, so each comes back as it
+    /// was stored.
+    case json
 
     /// The type a `--types` name means (`int64`, `integer` and `long` are `int`, as mongoimport's
     /// and GDAL's names are); nil for an unknown name.
@@ -24,6 +30,7 @@ public enum ColumnType: String, Sendable, CaseIterable {
         case "double", "float", "real", "number", "decimal": self = .double
         case "bool", "boolean": self = .bool
         case "date", "datetime", "date_iso8601": self = .date
+        case "json": self = .json
         default: return nil
         }
     }
@@ -61,6 +68,12 @@ public enum ColumnType: String, Sendable, CaseIterable {
         case .date:
             guard let ms = ISO8601.milliseconds(parsing: t) else { return .failure(TypedValueProblem(type: self, text: t)) }
             return .success(.date(millisecondsSince1970: ms))
+        case .json:
+            // The depth GeoJSON properties may have (GeoJSONReader's limit), so a property
+            // flattened into a cell reads back whatever it held.
+            do { return .success(try JSONParser.parse(Array(t.utf8), maxDepth: 64)) } catch {
+                return .failure(TypedValueProblem(type: self, text: t, detail: error.description))
+            }
         }
     }
 
@@ -68,6 +81,8 @@ public enum ColumnType: String, Sendable, CaseIterable {
     /// number is an int, any number a double), a string is read as text is, null stays null.
     public func value(json: JSONValue) -> Result<JSONValue, TypedValueProblem> {
         switch (self, json) {
+        case (.json, _):
+            return .success(json)
         case (_, .null), (.string, .string), (.int, .integer), (.int, .bigInteger), (.double, .double),
              (.bool, .bool), (.date, .date):
             return .success(json)
@@ -92,6 +107,7 @@ public enum ColumnType: String, Sendable, CaseIterable {
         case .double: return "a number"
         case .bool: return "true or false"
         case .date: return "an ISO 8601 date (2024-03-01 or 2024-03-01T14:30:00Z)"
+        case .json: return "a JSON value (a string in double quotes, a number, true, false, null, an array or an object)"
         }
     }
 }
@@ -102,9 +118,17 @@ public struct TypedValueProblem: Error, Sendable, Equatable {
     /// The text as written (trimmed), or nil when the value was not text.
     public var text: String?
     public var detail: String?
+    /// Where the type was given: `--types`, or a `.csvt` file beside the CSV.
+    public var origin = "--types"
+
+    public init(type: ColumnType, text: String?, detail: String? = nil) {
+        self.type = type
+        self.text = text
+        self.detail = detail
+    }
 
     public var message: String {
-        var m = "typed \(type.rawValue) (--types): "
+        var m = "typed \(type.rawValue) (\(origin)): "
         if let text { m += "\"\(text.count > 40 ? text.prefix(40) + "…" : Substring(text))\" is not \(type.expected)" }
         else { m += "expected \(type.expected)" }
         if let detail { m += " (\(detail))" }

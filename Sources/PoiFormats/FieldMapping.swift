@@ -145,7 +145,7 @@ extension FieldMapping {
             let name = trimWhitespace(header[i])
             switch role {
             case .field(let f): firstColumn[f] = name
-            case .ignored, .pointWKT: continue
+            case .ignored, .pointWKT, .own: continue
             case .extra(let key):
                 if FieldMapping.extraName(name) != nil { continue }
                 if FieldMapping.reservedNames.contains(name) {
@@ -230,6 +230,10 @@ public enum ColumnRole: Sendable, Equatable {
     /// The coordinates, as a WKT `POINT (x y)` (`WKTPoint`): a `WKT` or `geometry` column of a
     /// file that has no latitude and longitude columns.
     case pointWKT
+    /// One of PoiKit's own properties (`PoiKitProperties`: `imageId`, `created_at`, `_source`…)
+    /// in a CSV file that `poi export --format csv` wrote (`CSVPlaceReader.isPoiKitExport`):
+    /// about the database it comes from, kept apart as a GeoJSON export's are.
+    case own(String)
 }
 
 /// A record exactly as it is in the input (with `ReadOptions.keepRawRecords`), so PoiJobs can
@@ -322,6 +326,12 @@ public struct ReadOptions: Sendable, Equatable {
     /// Types of columns/properties kept under `extra` (`--types`): a CSV cell is text without
     /// one; a GeoJSON property's string is read as the type, a value of the type kept.
     public var columnTypes = ColumnTypes()
+    /// Column types from a GDAL `.csvt` beside the CSV file (`CSVTypeSidecar`), in column order;
+    /// `--types` wins for a column it names. A typed column's empty cell is no value at all
+    /// (the key is left out), as GDAL reads it, so an export's sparse columns come back sparse.
+    public var sidecarTypes: [ColumnType?]?
+    /// The `.csvt` file's name, for messages.
+    public var sidecarName: String?
     /// Leave blank CSV cells of columns kept under `extra` out of the place (`--ignore-blanks`,
     /// as mongoimport's `--ignoreBlanks`) instead of storing "" (or null, for a typed column).
     public var ignoreBlanks = false

@@ -23,6 +23,10 @@ public enum PoiKitProperties {
     /// What a rejects file adds to each record.
     public static let rejectsAnnotations: [String] = ["_line", "_feature", "_field", "_reason"]
 
+    /// The names a CSV export writes as columns of their own (every one but the rejects
+    /// annotations, which only rejects files carry).
+    public static let exportColumns: Set<String> = Set(generated + [source] + imageTrace)
+
     /// Every name above.
     public static let names: Set<String> = Set(generated + [source] + imageTrace + rejectsAnnotations)
 

@@ -185,35 +185,38 @@ import Testing
         Self.expectEqual(before, try Self.dump(ws), "integers beyond Int64 after the round trip")
     }
 
-    /// The acceptance suite over Samples/: CSV and GeoJSON → import → export (with images) →
-    /// import into the same database (nothing changes) and into a fresh one (the same documents,
-    /// links and image bytes included).
-    @Test(arguments: ["Samples/places.csv", "Samples/landmarks.geojson"])
-    func samplesRoundTrip(_ input: String) throws {
+    /// The acceptance suite over Samples/: CSV and GeoJSON (and both together, so a column some
+    /// places lack and typed extras meet in one export) → import → export (with images), as
+    /// GeoJSON and as CSV (issue 27) → import into the same database (nothing changes) and into
+    /// a fresh one (the same documents, links and image bytes included).
+    @Test(arguments: [["Samples/places.csv"], ["Samples/landmarks.geojson"], ["Samples/places.csv", "Samples/landmarks.geojson"]],
+          ["places.geojson", "places.csv"])
+    func samplesRoundTrip(_ inputs: [String], _ exported: String) throws {
+        let input = inputs.joined(separator: " + ")
         let ws = try Workspace("rt-samples")
         defer { ws.cleanUp() }
-        let imported = try ws.poi(["import", input, "--quiet"])
+        let imported = try ws.poi(["import"] + inputs + ["--quiet"])
         #expect(imported.status == 1)  // the samples carry deliberate rejects
         let original = try Self.dump(ws)
         let times = try Self.updatedAt(ws)
-        let exp = try ws.poi(["export", "-o", "a/places.geojson", "--with-images", "a/images", "--quiet"])
+        let exp = try ws.poi(["export", "-o", "a/" + exported, "--with-images", "a/images", "--quiet"])
         #expect(exp.status == 0, "stderr: \(exp.stderr)")
 
-        let same = try ws.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        let same = try ws.poi(["import", "a/" + exported, "--json", "--quiet"])
         #expect(same.status == 0, "stderr: \(same.stderr)")
         let s = try ws.json(same)
         #expect(int(s, "unchanged") == original.count, "\(s)")
         #expect(int(s, "updated") == 0 && int(s, "inserted") == 0, "\(s)")
         #expect(try Self.updatedAt(ws) == times)
-        Self.expectEqual(original, try Self.dump(ws), "\(input): same database")
+        Self.expectEqual(original, try Self.dump(ws), "\(input) → \(exported): same database")
 
         let fresh = try Workspace("rt-fresh")
         defer { fresh.cleanUp() }
         try FileManager.default.copyItem(atPath: ws.path("a"), toPath: fresh.path("a"))
-        let f = try fresh.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        let f = try fresh.poi(["import", "a/" + exported, "--json", "--quiet"])
         #expect(f.status == 0, "stderr: \(f.stderr)")
         #expect(int(try fresh.json(f), "inserted") == original.count)
-        Self.expectEqual(original, try Self.dump(fresh), "\(input): fresh database")
+        Self.expectEqual(original, try Self.dump(fresh), "\(input) → \(exported): fresh database")
     }
 
     /// The formats benchmark's data (scripts/bench-formats.py `generate`: mixed scripts, quoted
@@ -221,7 +224,8 @@ import Testing
     /// which the first 20 exist) → import → export with images → import into the same database
     /// (all unchanged) and into a fresh one (the same documents, links, image bytes and
     /// failed-image traces included). 1,000 rows: the test server's inserts set the pace.
-    @Test func benchmarkDataRoundTrip() throws {
+    @Test(arguments: ["places.geojson", "places.csv"])
+    func benchmarkDataRoundTrip(_ exported: String) throws {
         let ws = try Workspace("rt-bench")
         defer { ws.cleanUp() }
         _ = try PoiProcess.python("""
@@ -247,22 +251,22 @@ import Testing
         let times = try Self.updatedAt(ws)
         #expect(try Self.countWithImage(ws) == "20")
 
-        let exp = try ws.poi(["export", "-o", "a/places.geojson", "--with-images", "a/images", "--quiet"])
+        let exp = try ws.poi(["export", "-o", "a/" + exported, "--with-images", "a/images", "--quiet"])
         #expect(exp.status == 0, "stderr: \(exp.stderr)")
-        let same = try ws.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        let same = try ws.poi(["import", "a/" + exported, "--json", "--quiet"])
         let s = try ws.json(same)
         #expect(same.status == 0, "stderr: \(same.stderr)")
         #expect(int(s, "unchanged") == 1000 && int(s, "updated") == 0 && int(s, "inserted") == 0, "\(s)")
         #expect(try Self.updatedAt(ws) == times)
-        Self.expectEqual(original, try Self.dump(ws), "benchmark data: same database")
+        Self.expectEqual(original, try Self.dump(ws), "benchmark data → \(exported): same database")
 
         let fresh = try Workspace("rt-bench-fresh")
         defer { fresh.cleanUp() }
         try FileManager.default.copyItem(atPath: ws.path("a"), toPath: fresh.path("a"))
-        let f = try fresh.poi(["import", "a/places.geojson", "--json", "--quiet"])
+        let f = try fresh.poi(["import", "a/" + exported, "--json", "--quiet"])
         #expect(f.status == 0, "stderr: \(f.stderr)")
         #expect(int(try fresh.json(f), "inserted") == 1000)
-        Self.expectEqual(original, try Self.dump(fresh), "benchmark data: fresh database")
+        Self.expectEqual(original, try Self.dump(fresh), "benchmark data → \(exported): fresh database")
     }
 
     @Test func aFileWithoutAnImageColumnKeepsTheLinkAnEmptyCellUnlinks() throws {

@@ -24,8 +24,27 @@ public struct ExportOptions: Sendable {
     public var allowEmpty = false
     /// gzip the output (still temp + rename for a file).
     public var gzip = false
+    /// CSV (or TSV) instead of GeoJSON; nil: GeoJSON in `style`.
+    public var csv: CSVExportOptions?
 
     public init() {}
+}
+
+/// `poi export --format csv|tsv` (issue 27).
+public struct CSVExportOptions: Sendable, Equatable {
+    /// Tab-separated instead of comma-separated.
+    public var tabs = false
+    /// `--excel`: a byte-order mark, CRLF, formulas shown as text (`CSVWriter.Dialect.excel`).
+    public var excel = false
+    /// `--fields`: these columns in this order, one pass, every value as text; nil: every
+    /// column the places have (a first pass finds them).
+    public var fields: [String]?
+
+    public init(tabs: Bool = false, excel: Bool = false, fields: [String]? = nil) {
+        self.tabs = tabs
+        self.excel = excel
+        self.fields = fields
+    }
 }
 
 public struct ExportSummary: Sendable, Codable, Equatable {
@@ -36,6 +55,11 @@ public struct ExportSummary: Sendable, Codable, Equatable {
     public var imagesCopied = 0
     public var imagesFailed = 0
     public var output: String?
+    /// CSV: the header's columns, and the `.csvt` written beside an `-o` file.
+    public var columns: [String]?
+    public var typesFile: String?
+    /// CSV: `--fields` columns no exported place had a value for (a misspelt name, most likely).
+    public var emptyColumns: [String]?
     public var seconds = 0.0
     public init() {}
 }
@@ -85,7 +109,20 @@ public final class ExportJob {
         }
     }
 
+    /// One export; a CSV export whose places changed between its two passes (`CSVColumnsChanged`)
+    /// is written again from the top, up to three times, when it goes to a file.
     private func runOnce() throws(JobError) -> ExportSummary {
+        var attempt = 1
+        while true {
+            var changed: CSVColumnsChanged?
+            do { return try runPass(changed: &changed) } catch {
+                guard changed != nil, options.outputPath != nil, attempt < 3 else { throw error }
+                attempt += 1
+            }
+        }
+    }
+
+    private func runPass(changed: inout CSVColumnsChanged?) throws(JobError) -> ExportSummary {
         let started = Date()
         var summary = ExportSummary()
         summary.output = options.outputPath
@@ -117,13 +154,39 @@ public final class ExportJob {
         let images = try options.imagesDir.map { (dir) throws(JobError) in try ImageCopier(dir: dir, outputPath: options.outputPath) }
         if images != nil && fileStore == nil { throw .configuration(.imagesNeedFileStore) }
 
+        // CSV: the header must be known before the first row, so a first pass finds the
+        // properties the places carry (memory: one entry per distinct property name).
+        let csvColumns: CSVExportColumns?
+        if let csv = options.csv {
+            if let fields = csv.fields {
+                csvColumns = CSVExportColumns(fields: fields)
+            } else {
+                var survey = CSVColumnSurvey()
+                do {
+                    let pass = try database.locations.find(filter, sort: ["_id": 1], batchSize: options.batchSize)
+                    defer { pass.close() }
+                    while let doc = try pass.next() {
+                        // With --with-images, a place with a photo gets an `image` column.
+                        let image: String? = images != nil && doc["imageId"] != nil ? "" : nil
+                        if let feature = PlaceDocument.feature(from: doc, imagePath: image) { survey.add(feature) }
+                    }
+                } catch {
+                    throw .store(queryError(error))
+                }
+                csvColumns = survey.columns(typed: options.outputPath != nil)
+            }
+            summary.columns = csvColumns?.names
+        } else {
+            csvColumns = nil
+        }
+
         let file: AtomicFile?
         let outputName = options.outputPath ?? "-"
         do { file = try options.outputPath.map { (p) throws(FileError) in try AtomicFile(path: p) } } catch {
             throw .file(error)
         }
-        var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout", gzip: options.gzip),
-                                   style: options.style, precision: options.precision)
+        let sink = FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout", gzip: options.gzip)
+        var writer = PlaceOutput(sink: sink, options: options, csvColumns: csvColumns)
         var lastProgress = Date.distantPast
         do throws(JobError) {
             while true {
@@ -146,7 +209,15 @@ public final class ExportJob {
                     summary.skipped += 1
                     continue
                 }
-                do { try writer.write(feature) } catch { throw JobError.output(path: outputName, reason: error.description) }
+                do { try writer.write(feature) } catch {
+                    switch error {
+                    case .changed(let c):
+                        changed = c
+                        throw JobError.output(path: outputName, reason: "place \(c.place) changed while the export ran (property "
+                                              + "'\(c.property)' no longer fits the columns its first pass chose); run it again")
+                    case .format(let e): throw JobError.output(path: outputName, reason: e.description)
+                    }
+                }
                 summary.features += 1
                 if Date().timeIntervalSince(lastProgress) >= 0.2 {
                     lastProgress = Date()
@@ -155,10 +226,19 @@ public final class ExportJob {
                 }
             }
             do { try writer.finish() } catch { throw JobError.output(path: outputName, reason: error.description) }
-            if summary.features == 0, !options.allowEmpty, let path = options.outputPath, Self.holdsMoreThanAnEmptyExport(path, style: options.style) {
+            if summary.features == 0, !options.allowEmpty, let path = options.outputPath,
+               options.csv != nil ? Self.holdsCSVRows(path) : Self.holdsMoreThanAnEmptyExport(path, style: options.style) {
                 throw JobError.configuration(.emptyResultWouldReplace(path: path))
             }
+            // The `.csvt` goes in first: a reader that finds the new CSV finds its types.
+            if let csvColumns, let path = options.outputPath, let sidecar = CSVTypeSidecar.path(forCSV: path) {
+                do { try AtomicFile.write(Array(csvColumns.sidecarText.utf8), to: sidecar) } catch { throw JobError.file(error) }
+                summary.typesFile = sidecar
+            }
             do { try file?.commit() } catch { throw JobError.file(error) }
+            if options.csv?.fields != nil, summary.features > 0, let csvColumns {
+                summary.emptyColumns = zip(csvColumns.names, writer.filledColumns).filter { !$0.1 }.map(\.0)
+            }
         } catch {
             file?.abandon()
             throw error
@@ -196,6 +276,25 @@ public final class ExportJob {
         guard Int(st.st_size) == emptyBytes.count else { return true }
         guard let existing = try? WholeFile.read(path, limit: emptyBytes.count) else { return true }
         return existing != emptyBytes
+    }
+
+    /// Whether a CSV `path` (gzip'd or not) holds a row after its header: what an empty CSV
+    /// result may not replace without `allowEmpty`. Yesterday's header-only file may be replaced.
+    static func holdsCSVRows(_ path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size > 0 else { return false }
+        let limit = 1 << 20
+        let head: [UInt8]
+        if Gzip.isGzip(file: path) {
+            guard let content = Gzip.contents(ofFile: path, limit: limit) else { return true }
+            head = content
+        } else {
+            guard let bytes = try? WholeFile.read(path, limit: limit) else { return true }
+            head = bytes
+        }
+        // A header longer than the limit holds more than a header anyway, as far as is known.
+        guard let end = head.firstIndex(where: { $0 == 0x0A }) else { return head.count >= limit }
+        return head[(end + 1)...].contains { $0 != 0x0A && $0 != 0x0D }
     }
 
     /// The total for progress and ETA. A count the server refuses (some stand-ins cannot count
@@ -254,4 +353,47 @@ struct ImageCopier {
             return .failure(Problem(reason: String(describing: error)))
         }
     }
+}
+
+/// Where an export's places go: a GeoJSON writer, or a CSV one with its columns. Two optionals,
+/// not an enum: a writer taken out of an enum case to write is a copy, and its 64 KiB buffer
+/// would be copied on every feature.
+private struct PlaceOutput {
+    private var geojson: GeoJSONWriter<FileDescriptorSink>?
+    private var csv: CSVPlaceWriter<FileDescriptorSink>?
+    private var headerWritten = false
+
+    init(sink: FileDescriptorSink, options: ExportOptions, csvColumns: CSVExportColumns?) {
+        if let csv = options.csv, let csvColumns {
+            var dialect = csv.tabs ? CSVDialect.tsv : .csv
+            dialect.excel = csv.excel
+            self.csv = CSVPlaceWriter(sink: sink, dialect: dialect, columns: csvColumns, precision: options.precision)
+        } else {
+            geojson = GeoJSONWriter(sink: sink, style: options.style, precision: options.precision)
+        }
+    }
+
+    mutating func write(_ feature: GeoJSONFeature) throws(CSVPlaceWriterError) {
+        if geojson != nil {
+            do { try geojson!.write(feature) } catch { throw .format(error) }
+            return
+        }
+        if !headerWritten {
+            headerWritten = true
+            do { try csv!.header() } catch { throw .format(error) }
+        }
+        try csv!.write(feature)
+    }
+
+    mutating func finish() throws(FormatError) {
+        if geojson != nil { return try geojson!.finish() }
+        if !headerWritten {
+            headerWritten = true
+            try csv!.header()
+        }
+        try csv!.finish()
+    }
+
+    /// CSV: which columns got a value in some row.
+    var filledColumns: [Bool] { csv?.filled ?? [] }
 }

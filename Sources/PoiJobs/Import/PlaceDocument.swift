@@ -182,7 +182,9 @@ public enum PlaceDocument {
         case .array(let items): return .array(items.map(json))
         case .document(let d): return .object(JSONObject(d.map { JSONMember($0.key, json($0.value)) }))
         case .objectId(let id): return .string(id.hex)
-        case .date(let d): return .string(ISO8601.string(millisecondsSince1970: d.millisecondsSinceEpoch))
+        // A date stays a date (JSONEncoding writes it in ISO 8601, as before): a CSV export types
+        // its column DateTime, so it comes back a date.
+        case .date(let d): return .date(millisecondsSince1970: d.millisecondsSinceEpoch)
         case .binary(_, let data): return .string(Data(data).base64EncodedString())
         case .unsupported: return .null
         }

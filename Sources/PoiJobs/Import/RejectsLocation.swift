@@ -68,6 +68,13 @@ public enum RejectsLocation {
     static func readOptions(_ options: ReadOptions, for dump: DumpInput) -> ReadOptions {
         var options = options
         options.isRejectsFile = dump.memberName == nil && isOwnRejectsFile(dump.path)
+        // Column types a GDAL `.csvt` beside the file gives (what `poi export --format csv` and
+        // `ogr2ogr -lco CREATE_CSVT=YES` write): read here, where the path is known, for every
+        // job that reads dumps, so `check` and `import` see the same types.
+        if dump.memberName == nil, let types = CSVTypeSidecar.types(besideCSV: dump.path) {
+            options.sidecarTypes = types
+            options.sidecarName = CSVTypeSidecar.path(forCSV: dump.path)
+        }
         return options
     }
 

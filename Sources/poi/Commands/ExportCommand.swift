@@ -4,10 +4,14 @@ import PoiFormats
 import PoiJobs
 import PoiStore
 
+enum ExportFormat: String, ExpressibleByArgument, CaseIterable {
+    case geojson, csv, tsv
+}
+
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export places as RFC 7946 GeoJSON.",
+        abstract: "Export places as RFC 7946 GeoJSON or as CSV.",
         discussion: """
         Streams `locations`, sorted by _id, as a GeoJSON FeatureCollection (or, with --seq, \
         GeoJSON Text Sequences, RFC 8142). Feature ids are the places' _id; properties carry \
@@ -44,6 +48,27 @@ struct ExportCommand: ParsableCommand {
         databases that have one. An export that matches no place does not replace a non-empty \
         -o file unless --allow-empty is given (it exits 2 and leaves the file as it was).
 
+        CSV (--format csv, or an -o name ending in .csv, .csv.gz, .tsv or .tsv.gz): one row per \
+        place, columns id (the _id), name, lat, lon (exact, as in GeoJSON), placename, details, \
+        categories (joined with ";", what the import splits on; as a JSON array when a category \
+        holds ";" or "|"), importKey, imageId, thumbnailId, created_at, updated_at (ISO 8601), then \
+        every other property the GeoJSON export would write (_source, imageSource, image with \
+        --with-images, each extra under the same "NAME (extra)" rule) as a column of its own, in the \
+        order first seen. Text is written as it is; numbers and booleans as JSON writes them; lists \
+        and objects as compact JSON. Finding the columns takes a first pass over the places. \
+        --fields a,b,c picks and orders the columns instead (as mongoexport --fields; one pass, every \
+        value as text). --excel writes what Excel opens right by double-click: a UTF-8 byte-order \
+        mark, CRLF, and text starting with = + - @ prefixed with ' so it is not run as a formula \
+        (for people: the prefix is part of the text to any other reader).
+
+        Beside an -o CSV file goes its GDAL .csvt (places.csv -> places.csvt, as ogr2ogr writes with \
+        -lco CREATE_CSVT=YES): each column's type. `poi import` and ogr2ogr read it, so numbers, \
+        booleans and dates come back typed; a column whose values differ in type, or that some places \
+        lack, is String(JSON) and each of its values is written as JSON ("text" in quotes), so it \
+        comes back exactly, including which places lack it. Imported back, the CSV leaves every \
+        place unchanged (coordinates' third value aside: CSV has no column for it). Standard output \
+        gets no .csvt: values are written as text, and typed values come back as text.
+
         Exit status: 0 done, 1 some images could not be copied (--with-images), 2 bad arguments, refused query, no `locations` collection or an \
         empty result refused, 3 database or disk failure.
 
@@ -53,6 +78,9 @@ struct ExportCommand: ParsableCommand {
           poi export --since 2026-11-01 --seq > changes.geojsons
           poi export --query '{"extra.wheelchair": true}' -o accessible.geojson
           poi export -o out/places.geojson --with-images out/images
+          poi export -o places.csv                      # and places.csvt, the column types
+          poi export --format csv --fields name,lat,lon,categories --category museum > museums.csv
+          poi export -o marketing.csv --excel --fields name,placename,lat,lon
         """
     )
 
@@ -66,8 +94,18 @@ struct ExportCommand: ParsableCommand {
     /// The output file; nil for standard output.
     private var outputFile: String? { out == "-" ? nil : out }
 
+    @Option(help: ArgumentHelp("Output format: geojson (default), csv or tsv; an -o name ending in .csv or .tsv "
+                               + "(also .gz) chooses csv or tsv.", valueName: "format"))
+    var format: ExportFormat?
+
     @Flag(help: "Write GeoJSON Text Sequences (RFC 8142) instead of a FeatureCollection.")
     var seq = false
+
+    @Option(help: ArgumentHelp("CSV: only these columns, in this order (comma-separated, repeatable).", valueName: "a,b,c"))
+    var fields: [String] = []
+
+    @Flag(help: "CSV: a byte-order mark, CRLF and formulas shown as text, for Excel.")
+    var excel = false
 
     @Flag(help: "gzip the output (implied by an -o name ending in .gz).")
     var gzip = false
@@ -102,9 +140,32 @@ struct ExportCommand: ParsableCommand {
                                valueName: "dir"))
     var withImages: String?
 
+    /// The format asked for, else the one the -o name says.
+    private var effectiveFormat: ExportFormat {
+        if let format { return format }
+        guard var name = outputFile?.lowercased() else { return .geojson }
+        if name.hasSuffix(".gz") { name.removeLast(3) }
+        if name.hasSuffix(".csv") { return .csv }
+        if name.hasSuffix(".tsv") { return .tsv }
+        return .geojson
+    }
+
+    /// `--fields a,b --fields c` as one list.
+    private var fieldList: [String] {
+        fields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) } }
+    }
+
     func validate() throws {
+        let isCSV = effectiveFormat != .geojson
+        if isCSV && seq { throw ValidationError("--seq is a GeoJSON output; CSV has one row per place anyway") }
+        if !isCSV && !fields.isEmpty { throw ValidationError("--fields picks CSV columns; add --format csv (or -o NAME.csv)") }
+        if !isCSV && excel { throw ValidationError("--excel shapes a CSV file; add --format csv (or -o NAME.csv)") }
+        if fieldList.contains("") { throw ValidationError("--fields has an empty name; give names separated by commas, as in --fields name,lat,lon") }
+        if let dup = fieldList.enumerated().first(where: { fieldList[..<$0.offset].contains($0.element) })?.element {
+            throw ValidationError("--fields names \(dup) twice")
+        }
         guard precision.map({ (0...15).contains($0) }) ?? true else { throw ValidationError("--precision must be between 0 and 15") }
-        if output.json && outputFile == nil { throw ValidationError("--json prints the summary on stdout; give the GeoJSON a file with -o") }
+        if output.json && outputFile == nil { throw ValidationError("--json prints the summary on stdout; give the export a file with -o") }
         if out == "" { throw ValidationError("-o needs a file name, or - for standard output") }
     }
 
@@ -114,8 +175,11 @@ struct ExportCommand: ParsableCommand {
         options.precision = precision
         options.outputPath = outputFile
         options.gzip = gzip || (outputFile?.lowercased().hasSuffix(".gz") ?? false)
+        if effectiveFormat != .geojson {
+            options.csv = CSVExportOptions(tabs: effectiveFormat == .tsv, excel: excel, fields: fields.isEmpty ? nil : fieldList)
+        }
         if outputFile == nil && Console.closedAtStart.contains(1) {
-            printError("standard output is closed; give the GeoJSON a file with -o")
+            printError("standard output is closed; give the export a file with -o")
             throw ExitStatus.failure
         }
         options.imagesDir = withImages
@@ -143,7 +207,13 @@ struct ExportCommand: ParsableCommand {
             var text = "exported \(summary.features) places to \(outputFile)"
             if summary.skipped > 0 { text += " (\(summary.skipped) without a valid Point skipped)" }
             if withImages != nil { text += "; \(summary.imagesCopied) images copied, \(summary.imagesFailed) failed" }
+            if let columns = summary.columns { text += "; \(columns.count) columns" }
+            if let typesFile = summary.typesFile { text += ", their types in \(typesFile)" }
             try printOut(text)
+        }
+        // A --fields name no place had: a typo, most likely (mongoexport says nothing).
+        for column in summary.emptyColumns ?? [] where !output.quiet {
+            printError("warning: column \(column) is empty in every row: no exported place has a property of that name")
         }
         // Images that could not be copied are failed files (exit 1), like rejected rows.
         if summary.imagesFailed > 0 { throw ExitStatus.rejects }

@@ -1,0 +1,121 @@
+/// Streams RFC 4180 CSV (or, with a tab delimiter, TSV in the same quoting), one buffered row at
+/// a time: memory is one 64 KiB buffer whatever the number of rows.
+///
+/// A field is quoted only when it has to be: when it holds the delimiter, a `"`, a line break,
+/// or starts or ends with a space or tab (which some readers trim). `""` doubles a quote inside.
+/// Lines end in LF (as mongoexport and ogr2ogr on Linux write them), CRLF for Excel.
+///
+/// Written by hand: SwiftCSV and CSV.swift, the packages on this machine, read CSV; neither
+/// writes it.
+public struct CSVWriter<Sink: ByteSink> {
+    public private(set) var sink: Sink
+    public let dialect: CSVDialect
+    private var buffer: [UInt8] = []
+    private var fieldsInRow = 0
+    private var started = false
+    private var finished = false
+    private static var flushAt: Int { 64 * 1024 }
+
+    public init(sink: Sink, dialect: CSVDialect = .csv) {
+        self.sink = sink
+        self.dialect = dialect
+        buffer.reserveCapacity(Self.flushAt + 4096)
+    }
+
+    /// Appends one field to the current row. `isText`: the value is text a person wrote (a name,
+    /// a category), which Excel's formula guard applies to; numbers, dates and JSON are not.
+    public mutating func field(_ value: String, isText: Bool = true) {
+        precondition(!finished, "CSVWriter.field after finish")
+        if !started {
+            started = true
+            if dialect.excel { buffer.append(contentsOf: [0xEF, 0xBB, 0xBF]) }
+        }
+        if fieldsInRow > 0 { buffer.append(dialect.delimiter) }
+        fieldsInRow += 1
+        var value = value
+        if dialect.excel, isText, let first = value.utf8.first,
+           first == 0x3D || first == 0x2B || first == 0x2D || first == 0x40 || first == 0x09 || first == 0x0D {
+            value = "'" + value
+        }
+        value.withUTF8 { p in
+            guard Self.needsQuotes(p, delimiter: dialect.delimiter) else {
+                buffer.append(contentsOf: p)
+                return
+            }
+            buffer.append(0x22)
+            var runStart = 0
+            for i in 0..<p.count where p[i] == 0x22 {
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart...i]))
+                buffer.append(0x22)
+                runStart = i + 1
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart...]))
+            buffer.append(0x22)
+        }
+    }
+
+    /// Ends the current row; flushes when the buffer is full.
+    public mutating func endRow() throws(FormatError) {
+        if dialect.excel { buffer.append(0x0D) }
+        buffer.append(0x0A)
+        fieldsInRow = 0
+        if buffer.count >= Self.flushAt { try flush() }
+    }
+
+    /// A whole row of text fields.
+    public mutating func row(_ fields: [String]) throws(FormatError) {
+        for f in fields { field(f) }
+        try endRow()
+    }
+
+    /// Flushes what is buffered and finishes the sink.
+    public mutating func finish() throws(FormatError) {
+        guard !finished else { return }
+        finished = true
+        try flush()
+        try sink.finish()
+    }
+
+    @inline(__always)
+    private static func needsQuotes(_ p: UnsafeBufferPointer<UInt8>, delimiter: UInt8) -> Bool {
+        guard let first = p.first, let last = p.last else { return false }
+        if first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09 { return true }
+        for b in p where b == delimiter || b == 0x22 || b == 0x0A || b == 0x0D { return true }
+        return false
+    }
+
+    private mutating func flush() throws(FormatError) {
+        guard !buffer.isEmpty else { return }
+        // Moved out while the sink writes, as GeoJSONWriter does: a copy of a MemorySink would
+        // share (and copy) its array on every flush.
+        var pending: [UInt8] = []
+        swap(&pending, &buffer)
+        var failure: FormatError?
+        pending.withUnsafeBytes { b in
+            do throws(FormatError) { try sink.write(b) } catch { failure = error }
+        }
+        pending.removeAll(keepingCapacity: true)
+        swap(&pending, &buffer)
+        if let failure { throw failure }
+    }
+}
+
+/// How `CSVWriter` writes.
+public struct CSVDialect: Sendable, Equatable {
+    /// `,` or a tab.
+    public var delimiter: UInt8
+    /// What Excel opens right by double-click: a UTF-8 byte-order mark first (without it,
+    /// Excel reads UTF-8 as the system's code page), CRLF line ends, and text fields that
+    /// start with `=`, `+`, `-`, `@`, a tab or a CR prefixed with `'`, so a place named
+    /// `=HYPERLINK(…)` is shown as text, not run as a formula (OWASP's "CSV injection").
+    /// For people, not for a round trip: the prefix is part of the text for any other reader.
+    public var excel: Bool
+
+    public init(delimiter: UInt8 = 0x2C, excel: Bool = false) {
+        self.delimiter = delimiter
+        self.excel = excel
+    }
+
+    public static let csv = CSVDialect()
+    public static let tsv = CSVDialect(delimiter: 0x09)
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+
+/// Issue 27: `poi export --format csv`: the columns, exact cells, the `.csvt` that brings
+/// typed and sparse extras back, `--fields`, `--excel`, TSV and gzip, and the empty-result rule.
+/// The Samples/ and benchmark-data round trips are in RoundTripTests (run for both formats).
+@Suite(.serialized, .liveServer) struct CSVExportTests {
+    /// Extras of every kind (`tags`, beside `categories`, is one: exported as "tags (extra)"),
+    /// some on one place only, a category holding `;`, coordinates finer
+    /// than 7 decimals, and a date (typed at import).
+    static let geojson = """
+    {"type":"FeatureCollection","features":[
+    {"type":"Feature","id":"n1","geometry":{"type":"Point","coordinates":[-0.12345678912345,28.000000001]},
+     "properties":{"name":"Numbers","categories":["a;b","c"],"five":5,"half":0.5,"negzero":-0.0,"flag":true,
+       "tags":["x","y"],"addr":{"street":"Main","no":3},"nothing":null,"note":"5","when":"2024-03-01T10:00:00Z",
+       "big":12345678901234567890}},
+    {"type":"Feature","id":"n2","geometry":{"type":"Point","coordinates":[2.5,-3]},
+     "properties":{"name":"=HYPERLINK(\\"http://x\\")","details":"two\\nlines, \\"quoted\\"","five":7,"half":1.5,
+       "flag":false,"note":"","when":"2025-01-31T00:00:00Z"}}
+    ]}
+    """
+    static let types = ["--types", "when=date"]
+
+    /// Every place's stored fields that an import sets, as pymongo sees them (types included).
+    static let placesScript = """
+    import pymongo, sys, json, datetime, bson
+    db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+    def t(v):
+        if v is None: return 'null'
+        if isinstance(v, bool): return 'bool:' + str(v)
+        if isinstance(v, int): return 'int:' + str(v)
+        if isinstance(v, float): return 'double:' + repr(v)
+        if isinstance(v, datetime.datetime): return 'date:' + v.isoformat()
+        if isinstance(v, bson.decimal128.Decimal128): return 'decimal128:' + str(v)
+        if isinstance(v, dict): return {k: t(x) for k, x in v.items()}
+        if isinstance(v, list): return [t(x) for x in v]
+        return type(v).__name__ + ':' + str(v)
+    out = {}
+    for d in db.locations.find():
+        out[d['importKey']] = {k: t(d.get(k)) for k in ('name', 'placename', 'details', 'categories', 'location', 'extra', 'source')}
+    print(json.dumps(out, sort_keys=True))
+    """
+
+    @Test func typedAndSparseExtrasComeBackThroughTheCSVT() throws {
+        let ws = try Workspace("csv-typed")
+        defer { ws.cleanUp() }
+        try Self.geojson.write(toFile: ws.path("n.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "n.geojson", "--quiet"] + Self.types).status == 0)
+        let before = try ws.python(Self.placesScript)
+
+        let exp = try ws.poi(["export", "-o", "out.csv", "--json"])
+        #expect(exp.status == 0, "\(exp.all)")
+        let summary = try ws.json(exp)
+        #expect(summary["typesFile"] as? String == "out.csvt")
+        let header = "id,name,lat,lon,placename,details,categories,importKey,imageId,thumbnailId,created_at,updated_at,"
+            + "_source,five,half,negzero,flag,tags (extra),addr,nothing,note,when,big"
+        #expect((summary["columns"] as? [String])?.joined(separator: ",") == header)
+        // Typed where every value has one type (a blank: a place without it), String(JSON)
+        // where the kinds mix or a place lacks a text value, text where every place has text.
+        #expect(try String(contentsOfFile: ws.path("out.csvt"), encoding: .utf8) == """
+        "String","String","Real","Real","String","String","String","String","String","String","DateTime","DateTime",\
+        "String(JSON)","Integer64","Real","Real","Integer(Boolean)","String(JSON)","String(JSON)","String(JSON)",\
+        "String","DateTime","Integer64"
+
+        """)
+        let lines = try String(contentsOfFile: ws.path("out.csv"), encoding: .utf8).components(separatedBy: "\n")
+        #expect(lines[0] == header)
+        let ids = try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(' '.join(str(d['_id']) + '|' + d['created_at'].strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3] + 'Z' for d in db.locations.find().sort('_id', 1)))
+        """).split(separator: " ").map { $0.split(separator: "|").map(String.init) }
+        #expect(lines[1] == "\(ids[0][0]),Numbers,28.000000001,-0.12345678912345,,,\"[\"\"a;b\"\",\"\"c\"\"]\",n1,,,\(ids[0][1]),\(ids[0][1]),"
+                + "\"{\"\"file\"\":\"\"n.geojson\"\",\"\"feature\"\":0}\",5,0.5,-0.0,true,\"[\"\"x\"\",\"\"y\"\"]\","
+                + "\"{\"\"street\"\":\"\"Main\"\",\"\"no\"\":3}\",null,5,2024-03-01T10:00:00.000Z,12345678901234567890")
+        #expect(lines[2] == "\(ids[1][0]),\"=HYPERLINK(\"\"http://x\"\")\",-3,2.5,,\"two\nlines, \"\"quoted\"\"\"".components(separatedBy: "\n")[0])
+
+        // Into the same database: nothing changes.
+        let same = try ws.poi(["import", "out.csv", "--json", "--quiet"])
+        #expect(same.status == 0, "\(same.all)")
+        let s = try ws.json(same)
+        #expect(int(s, "unchanged") == 2 && int(s, "updated") == 0, "\(s)")
+        #expect(try ws.python(Self.placesScript) == before)
+        // `check` reads the file as the import does: both places valid.
+        let check = try ws.poi(["check", "out.csv", "--json"])
+        #expect(try check.status == 0 && int(ws.json(check), "valid") == 2, "\(check.all)")
+
+        // Into a fresh database: the same documents, types, sparse keys and provenance.
+        let fresh = try Workspace("csv-typed-fresh")
+        defer { fresh.cleanUp() }
+        for name in ["out.csv", "out.csvt"] { try FileManager.default.copyItem(atPath: ws.path(name), toPath: fresh.path(name)) }
+        let f = try fresh.poi(["import", "out.csv", "--json", "--quiet"])
+        #expect(try f.status == 0 && int(fresh.json(f), "inserted") == 2, "\(f.all)")
+        #expect(try fresh.python(Self.placesScript) == before)
+
+        // Without its .csvt (standard output writes none) the values are text, as a person reads them.
+        let stdout = try ws.poi(["export", "--format", "csv", "--quiet"])
+        #expect(stdout.status == 0)
+        let row = stdout.stdout.components(separatedBy: "\n")[1]
+        #expect(row.hasSuffix(",5,0.5,-0.0,true,\"[\"\"x\"\",\"\"y\"\"]\",\"{\"\"street\"\":\"\"Main\"\",\"\"no\"\":3}\",,5,2024-03-01T10:00:00.000Z,12345678901234567890"), "\(row)")
+    }
+
+    @Test func fieldsPickAndOrderColumnsAndAMisspeltOneIsSaid() throws {
+        let ws = try Workspace("csv-fields")
+        defer { ws.cleanUp() }
+        try Self.geojson.write(toFile: ws.path("n.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "n.geojson", "--quiet"]).status == 0)
+        let r = try ws.poi(["export", "--format", "csv", "--fields", "name,lat", "--fields", "five,nmae,categories"])
+        #expect(r.status == 0, "\(r.all)")
+        #expect(r.stdout == "name,lat,five,nmae,categories\nNumbers,28.000000001,5,,\"[\"\"a;b\"\",\"\"c\"\"]\"\n\"=HYPERLINK(\"\"http://x\"\")\",-3,7,,\n")
+        #expect(r.stderr.contains("warning: column nmae is empty in every row"), "\(r.stderr)")
+        #expect(!r.stderr.contains("column five"), "\(r.stderr)")
+        #expect(!ws.files(in: ".").contains { $0.hasSuffix(".csvt") })  // standard output has no .csvt
+    }
+
+    @Test func excelGetsABOMCRLFAndFormulasAsText() throws {
+        let ws = try Workspace("csv-excel")
+        defer { ws.cleanUp() }
+        try Self.geojson.write(toFile: ws.path("n.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "n.geojson", "--quiet"]).status == 0)
+        #expect(try ws.poi(["export", "-o", "x.csv", "--excel", "--fields", "name,lon,details", "--quiet"]).status == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: ws.path("x.csv")))
+        #expect(Array(bytes.prefix(3)) == [0xEF, 0xBB, 0xBF])
+        #expect(String(decoding: bytes.dropFirst(3), as: UTF8.self)
+                == "name,lon,details\r\nNumbers,-0.12345678912345,\r\n\"'=HYPERLINK(\"\"http://x\"\")\",2.5,\"two\nlines, \"\"quoted\"\"\"\r\n")
+    }
+
+    @Test func tsvAndGzipByNameAndTheyImportBack() throws {
+        let ws = try Workspace("csv-tsv")
+        defer { ws.cleanUp() }
+        #expect(try ws.poi(["import", "Samples/places.csv", "--quiet"]).status == 1)  // deliberate rejects
+        #expect(try ws.poi(["export", "-o", "p.tsv", "--fields", "name,lat,lon", "--quiet"]).status == 0)
+        let tsv = try String(contentsOfFile: ws.path("p.tsv"), encoding: .utf8)
+        #expect(tsv.hasPrefix("name\tlat\tlon\nBig Ben\t51.5007292\t-0.1246254\n"), "\(tsv.prefix(200))")
+        #expect(try String(contentsOfFile: ws.path("p.csvt"), encoding: .utf8) == "\"String\",\"Real\",\"Real\"\n")
+
+        #expect(try ws.poi(["export", "-o", "p.csv.gz", "--quiet"]).status == 0)
+        let head = try Data(contentsOf: URL(fileURLWithPath: ws.path("p.csv.gz"))).prefix(2)
+        #expect(Array(head) == [0x1F, 0x8B])
+        #expect(FileManager.default.fileExists(atPath: ws.path("p.csvt")))
+        let again = try ws.poi(["import", "p.csv.gz", "--json", "--quiet"])
+        let s = try ws.json(again)
+        #expect(again.status == 0 && int(s, "updated") == 0 && int(s, "unchanged") == int(s, "rowsRead"), "\(again.all)")
+    }
+
+    @Test func anEmptyResultLeavesRowsAloneAndBadCombinationsAreRefused() throws {
+        let ws = try Workspace("csv-empty")
+        defer { ws.cleanUp() }
+        try Self.geojson.write(toFile: ws.path("n.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "n.geojson", "--quiet"]).status == 0)
+        #expect(try ws.poi(["export", "-o", "x.csv", "--quiet"]).status == 0)
+        let full = try Data(contentsOf: URL(fileURLWithPath: ws.path("x.csv")))
+        let none = try ws.poi(["export", "-o", "x.csv", "--category", "no-such", "--quiet"])
+        #expect(none.status == 2 && none.stderr.contains("would replace"), "\(none.all)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.path("x.csv"))) == full)
+        #expect(try ws.poi(["export", "-o", "x.csv", "--category", "no-such", "--allow-empty", "--quiet"]).status == 0)
+        #expect(try String(contentsOfFile: ws.path("x.csv"), encoding: .utf8)
+                == CSVExportTests.fixedHeader + "\n")
+        // Yesterday's header-only file may be replaced by another empty result.
+        #expect(try ws.poi(["export", "-o", "x.csv", "--category", "no-such", "--quiet"]).status == 0)
+
+        for (args, message) in [(["--seq"], "--seq is a GeoJSON output"), (["--format", "geojson", "--fields", "name"], "--fields picks CSV columns"),
+                                (["--excel"], "--excel shapes a CSV file"), (["--format", "csv", "--fields", "name,,lat"], "empty name"),
+                                (["--format", "csv", "--fields", "name,name"], "names name twice")] {
+            let r = try ws.poi(["export", "-o", args.first == "--seq" ? "y.csv" : "y.out"] + args)
+            #expect(r.status == 2 && r.stderr.contains(message), "\(args): \(r.all)")
+        }
+    }
+
+    static let fixedHeader = "id,name,lat,lon,placename,details,categories,importKey,imageId,thumbnailId,created_at,updated_at"
+
+    /// A `.csvt` beside a CSV that was not exported types its columns for check and import
+    /// alike (GDAL's rule), and a cell that is not of its type is a reject naming the file.
+    @Test func aCSVTBesideAnyCSVTypesItsColumns() throws {
+        let ws = try Workspace("csv-csvt")
+        defer { ws.cleanUp() }
+        try "name,lat,lon,pop,open\nA,1,2,12,1\nB,3,4,many,0\nC,5,6,,\n".write(toFile: ws.path("t.csv"), atomically: true, encoding: .utf8)
+        try "String,Real,Real,Integer,\"Integer(Boolean)\"\n".write(toFile: ws.path("t.csvt"), atomically: true, encoding: .utf8)
+        let check = try ws.poi(["check", "t.csv", "--json"])
+        let c = try ws.json(check)
+        #expect(check.status == 1 && int(c, "valid") == 2 && int(c, "rejected") == 1, "\(check.all)")
+        let imp = try ws.poi(["import", "t.csv", "--json", "--quiet"])
+        let i = try ws.json(imp)
+        #expect(imp.status == 1 && int(i, "inserted") == 2 && int(i, "rejected") == 1, "\(imp.all)")
+        #expect(try String(contentsOfFile: ws.path("t.rejects.csv"), encoding: .utf8)
+                == "name,lat,lon,pop,open,_line,_field,_reason\nB,3,4,many,0,3,pop,\"typed int (t.csvt): \"\"many\"\" is not an integer\"\n")
+        #expect(try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(sorted((d['name'], sorted(d['extra'].items())) for d in db.locations.find()))
+        """) == "[('A', [('open', True), ('pop', 12)]), ('C', [])]")
+    }
+}
