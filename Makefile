@@ -59,6 +59,12 @@ bench-store: build
 bench-images: build
 	@POI=$(CURDIR)/$(RELEASE_BIN) scripts/bench-images.sh
 
+# WebP thumbnails vs JPEG q85 ones (issue 27): bytes, encode time and SSIM on Samples/ and the
+# bench-images corpus when present (scripts/bench-webp.sh; output in .bench/webp/).
+.PHONY: bench-webp
+bench-webp:
+	@scripts/bench-webp.sh
+
 # libFuzzer targets over the CCodecs decoders, SECONDS each (default 30); crashes land in .fuzz/.
 .PHONY: fuzz-images
 SECONDS ?= 30

@@ -38,6 +38,9 @@ let package = Package(
                        providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2",
                        providers: [.apt(["liblcms2-dev"])]),
+        // libwebp (issue 27): thumbnails written as lossy WebP (`--format webp`); never decoded.
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebp",
+                       providers: [.apt(["libwebp-dev"])]),
         // zlib (issue 17): gzip'd dumps read and written streaming by PoiFormats. On every machine
         // already, as libpng's dependency.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
@@ -45,9 +48,10 @@ let package = Package(
         .systemLibrary(name: "CMongoC", pkgConfig: "libmongoc-1.0",
                        providers: [.apt(["libmongoc-dev", "libbson-dev"])]),
 
-        // The only hand-written C: setjmp-guarded libjpeg/libpng calls, Little CMS colour and the pixel kernels
-        // (why they are C: Sources/CCodecs/README.md). No flags: SwiftPM builds C -O2 in release.
-        .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG", "CLCMS2"], exclude: ["README.md"]),
+        // The only hand-written C: setjmp-guarded libjpeg/libpng calls, the libwebp encoder, Little CMS
+        // colour and the pixel kernels (why they are C: Sources/CCodecs/README.md). No flags: SwiftPM
+        // builds C -O2 in release.
+        .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG", "CLCMS2", "CWebP"], exclude: ["README.md"]),
 
         // Local files: whole-file reads, atomic writes, paths (FilePath), temporary-file cleanup.
         .target(name: "PoiFiles",
@@ -89,8 +93,10 @@ let package = Package(
         .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
         .testTarget(name: "PoiFilesTests", dependencies: ["PoiFiles"]),
         .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"], exclude: ["FuzzRegressions"]),
-        // CLCMS2: ColorManagementTests builds a Display P3 profile from its primaries.
-        .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs", "CLCMS2"], exclude: ["Fixtures"]),
+        // CLCMS2: ColorManagementTests builds a Display P3 profile from its primaries. CWebP:
+        // WebPThumbnailTests decodes what the encoder wrote with libwebp's own decoder.
+        .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs", "CLCMS2", "CWebP"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "CMongoC"]),
         .testTarget(name: "PoiJobsTests", dependencies: ["PoiJobs", "PoiStore", "PoiModel"]),
         // Runs the built `poi` binary end to end (exit codes, messages, --json).

@@ -1,6 +1,7 @@
 /* libFuzzer harness over CCodecs: probe, then decode at full and reduced size, then the pixel
- * pipeline (resize, orient, flatten, encode) on whatever decoded. Built twice: FUZZ_FORMAT picks
- * which format's magic bytes are forced onto the input so each decoder gets the whole budget.
+ * pipeline (resize, orient, flatten, encode as JPEG, PNG and WebP) on whatever decoded. Built
+ * twice: FUZZ_FORMAT picks which format's magic bytes are forced onto the input so each decoder
+ * gets the whole budget.
  *   FUZZ_FORMAT=1  JPEG (input prefixed with FF D8 FF when it lacks it)
  *   FUZZ_FORMAT=2  PNG  (input prefixed with the PNG signature when it lacks it)
  * The pixel limit is small so the fuzzer explores parsing, not giant allocations. */
@@ -25,6 +26,8 @@ static void pipeline(const cc_image *img, int orientation) {
         size_t len = 0;
         if (cc_encode_jpeg(enc, 80, orientation & 1, 1, &out, &len).status == CC_OK) cc_free(out);
         if (cc_encode_png(&turned, 1, &out, &len).status == CC_OK) cc_free(out);
+        /* WebP takes every channel count as it is (gray expanded, alpha kept). */
+        if (cc_encode_webp(&turned, 1 + orientation * 12, &out, &len).status == CC_OK) cc_free(out);
     }
     cc_image_free(&small);
     cc_image_free(&turned);

@@ -21,7 +21,7 @@ import json, os, re, shutil, subprocess, sys, tempfile
 
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Musl", "Darwin", "Synchronization"}
 POI = {"PoiModel", "PoiFiles", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiServer"}
-C_MODULES = {"CJPEG", "CPNG", "CLCMS2", "CMongoC", "CZlib", "CCodecs"}
+C_MODULES = {"CJPEG", "CPNG", "CLCMS2", "CWebP", "CMongoC", "CZlib", "CCodecs"}
 # PoiFiles' API speaks swift-system's FilePath, so whoever may import PoiFiles may name it too.
 FILES = {"PoiFiles", "SystemPackage"}
 SERVER_PREFIXES = ("Hummingbird", "NIO")
@@ -45,7 +45,9 @@ RULES = {
     "CLCMS2": Rule(kind="modulemap"),
     # zlib (issue 17): gzip'd dumps, inflated and deflated streaming by PoiFormats.
     "CZlib": Rule(kind="modulemap"),
-    "CCodecs": Rule(allowed={"CJPEG", "CPNG", "CLCMS2"}, kind="c"),
+    # libwebp (issue 27): WebP thumbnails, encoded by CCodecs' C only (never decoded).
+    "CWebP": Rule(kind="modulemap"),
+    "CCodecs": Rule(allowed={"CJPEG", "CPNG", "CLCMS2", "CWebP"}, kind="c"),
     "PoiModel": Rule(allowed=SYSTEM | {"Crypto"}),
     "PoiFiles": Rule(allowed=SYSTEM | {"SystemPackage"}),
     "PoiFormats": Rule(allowed=SYSTEM | {"PoiModel", "CZlib"} | FILES),
@@ -65,7 +67,8 @@ RULES = {
 # ISO C headers and the codec libraries' own; POSIX I/O (unistd.h, fcntl.h, ...) is "knowing about files".
 C_HEADERS = {"assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "setjmp.h",
              "stdarg.h", "stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdlib.h", "string.h",
-             "jpeglib.h", "jerror.h", "jconfig.h", "jmorecfg.h", "png.h", "pngconf.h", "pnglibconf.h", "lcms2.h"}
+             "jpeglib.h", "jerror.h", "jconfig.h", "jmorecfg.h", "png.h", "pngconf.h", "pnglibconf.h", "lcms2.h",
+             "webp/encode.h", "webp/types.h"}
 DOCS = {".md"}
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate)\s+)?"
                     r"import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?([A-Za-z_]\w*)")
@@ -160,7 +163,7 @@ def check_c(rel, path, module, mdir):
     for no, line in enumerate(raw.splitlines(), 1):
         m = INCLUDE.match(line)
         if m and not (m.group(2) in C_HEADERS or (m.group(1) == '"' and os.path.basename(m.group(2)) in local)):
-            problems.append(f"{rel}:{no}: {module} must not include <{m.group(2)}>: only libjpeg, libpng, Little CMS and "
+            problems.append(f"{rel}:{no}: {module} must not include <{m.group(2)}>: only libjpeg, libpng, libwebp, Little CMS and "
                             f"ISO C headers (DESIGN §3)")
     for no, line in enumerate(strip_c(raw).splitlines(), 1):
         for m in C_FILE_IO.finditer(line):

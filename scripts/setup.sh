@@ -15,8 +15,9 @@ cd "$(dirname "$0")/.."
 # PoiServerTests' compatibility test runs `poi serve` against (skipped, with the reason, without).
 # libjpeg-turbo-progs: cjpeg writes the progressive scripts ProgressiveDCTests need, djpeg is
 # make bench-images' floor (libjpeg-turbo alone at 1/8).
-DEBS=(libpng-dev libjpeg-dev liblcms2-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin imagemagick-6.q16
-      nodejs node-express node-mongodb icc-profiles-free libgs-common libjpeg-turbo-progs)
+# libwebp-dev: WebP thumbnails (--format webp, CCodecs/webp_codec.c; issue 27).
+DEBS=(libpng-dev libjpeg-dev liblcms2-dev libwebp-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin
+      imagemagick-6.q16 nodejs node-express node-mongodb icc-profiles-free libgs-common libjpeg-turbo-progs)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <jpeglib.h>
 #include <png.h>
+#include <webp/encode.h>
 #include "ccodecs.h"
 
 #define CC_STR2(x) #x
@@ -15,3 +16,5 @@ const char *ccodecs_libjpeg_turbo_version(void) {
 }
 
 const char *ccodecs_libpng_version(void) { return png_get_libpng_ver(NULL); }
+
+int ccodecs_libwebp_version(void) { return WebPGetEncoderVersion(); }

@@ -1,14 +1,22 @@
 import CCodecs
 
 /// The encoded formats PoiKit reads and writes. Decided by magic bytes, never by file name.
+/// JPEG and PNG are read and written; WebP is written only (thumbnails): `detect` never answers
+/// `.webp`, so a WebP source is refused as "not a JPEG or PNG file", as before.
 public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
-    case jpeg, png
+    case jpeg, png, webp
 
     /// MIME type, as the backend stores it in `files.content-type`.
-    public var contentType: String { self == .jpeg ? "image/jpeg" : "image/png" }
-    /// `"." + subtype of content-type`, the backend's convention: `.jpeg`, `.png`.
-    public var fileExtension: String { self == .jpeg ? ".jpeg" : ".png" }
-    var displayName: String { self == .jpeg ? "JPEG" : "PNG" }
+    public var contentType: String { "image/" + rawValue }
+    /// `"." + subtype of content-type`, the backend's convention: `.jpeg`, `.png`, `.webp`.
+    public var fileExtension: String { "." + rawValue }
+    var displayName: String {
+        switch self {
+        case .jpeg: return "JPEG"
+        case .png: return "PNG"
+        case .webp: return "WebP"
+        }
+    }
 
     init?(_ c: cc_format) {
         switch c {
@@ -18,7 +26,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// Format from the first bytes, or nil when neither JPEG nor PNG.
+    /// Format from the first bytes, or nil when neither JPEG nor PNG (WebP included: not decoded).
     public static func detect(_ bytes: UnsafeRawBufferPointer) -> ImageFormat? {
         guard let base = bytes.baseAddress else { return nil }
         return ImageFormat(cc_detect_format(base.assumingMemoryBound(to: UInt8.self), bytes.count))

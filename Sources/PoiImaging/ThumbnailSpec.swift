@@ -1,6 +1,6 @@
-/// The thumbnail recipe. Its `canonical` string (e.g. `256x256 inside jpeg q85`) is what
-/// PoiStore records in `files.spec`, so "is this thumbnail outdated?" is a string comparison;
-/// `init(parsing:)` reads it back.
+/// The thumbnail recipe. Its `canonical` string (e.g. `256x256 inside jpeg q85`, `256x256 inside
+/// webp q85`) is what PoiStore records in `files.spec`, so "is this thumbnail outdated?" is a
+/// string comparison; `init(parsing:)` reads it back.
 public struct ThumbnailSpec: Sendable, Hashable, CustomStringConvertible {
     public enum Fit: String, Sendable, Hashable, CaseIterable {
         /// Fit inside the box, keep aspect ratio: one side equals the box, the other is smaller.
@@ -12,13 +12,15 @@ public struct ThumbnailSpec: Sendable, Hashable, CustomStringConvertible {
     public enum Format: String, Sendable, Hashable, CaseIterable {
         /// PNG when the source has alpha, otherwise JPEG.
         case auto, jpeg, png
+        /// Lossy WebP at `quality`, alpha kept (libwebp).
+        case webp
     }
 
     public var width: Int
     public var height: Int
     public var fit: Fit
     public var format: Format
-    /// JPEG quality 1–100 (kept in the spec for PNG too, so the string is uniform).
+    /// JPEG and WebP quality 1–100 (kept in the spec for PNG too, so the string is uniform).
     public var quality: Int
     public var progressive: Bool
     /// Off by default: a source smaller than the box is not enlarged.
@@ -32,6 +34,10 @@ public struct ThumbnailSpec: Sendable, Hashable, CustomStringConvertible {
         guard (1...100).contains(quality) else {
             throw .invalidSpec("quality must be 1...100, got \(quality)")
         }
+        // Refused here rather than by the encoder after every image has been decoded.
+        guard format != .webp || (width <= Self.maxWebPSide && height <= Self.maxWebPSide) else {
+            throw .invalidSpec("WebP thumbnails are at most \(Self.maxWebPSide)x\(Self.maxWebPSide), got \(width)x\(height)")
+        }
         self.width = width
         self.height = height
         self.fit = fit
@@ -40,6 +46,9 @@ public struct ThumbnailSpec: Sendable, Hashable, CustomStringConvertible {
         self.progressive = progressive
         self.allowUpscale = allowUpscale
     }
+
+    /// The WebP format's limit on either side (libwebp's WEBP_MAX_DIMENSION).
+    public static let maxWebPSide = 16383
 
     /// `256x256 inside auto q85`: the defaults of every command, without a `try`.
     public static let `default` = ThumbnailSpec(validated: 256, 256, .inside, .auto, 85)

@@ -2,7 +2,7 @@ import CCodecs
 
 /// An encoded thumbnail, ready to store or write.
 public struct Thumbnail: Sendable, Hashable {
-    /// Encoded bytes (JPEG or PNG, no EXIF: orientation is already applied).
+    /// Encoded bytes (JPEG, PNG or WebP, no EXIF: orientation is already applied).
     public var data: [UInt8]
     public var width: Int
     public var height: Int
@@ -63,6 +63,7 @@ public enum Thumbnailer {
         switch spec.format {
         case .jpeg: format = .jpeg
         case .png: format = .png
+        case .webp: format = .webp
         case .auto: format = header.hasAlpha ? .png : .jpeg
         }
         if format == .jpeg && (image.channels == 2 || image.channels == 4) {
@@ -71,9 +72,13 @@ public enum Thumbnailer {
         }
         var out: UnsafeMutablePointer<UInt8>? = nil
         var length = 0
-        let result = format == .jpeg
-            ? cc_encode_jpeg(&image.raw, Int32(spec.quality), spec.progressive ? 1 : 0, 0, &out, &length)
-            : cc_encode_png(&image.raw, 6, &out, &length)
+        let result: cc_result
+        switch format {
+        case .jpeg: result = cc_encode_jpeg(&image.raw, Int32(spec.quality), spec.progressive ? 1 : 0, 0, &out, &length)
+        case .png: result = cc_encode_png(&image.raw, 6, &out, &length)
+        // Alpha kept: WebP carries it beside lossy colour, so nothing is flattened.
+        case .webp: result = cc_encode_webp(&image.raw, Int32(spec.quality), &out, &length)
+        }
         defer { cc_free(out) }
         guard result.status == CC_OK, let out else {
             throw ImageError.from(result, format: format, bytes: UnsafeRawBufferPointer(start: nil, count: 0),
@@ -116,6 +121,11 @@ public enum Thumbnailer {
             if s == 1 && source.isProgressive { extra = 0 } // the decoded image below is the whole image
             else if s > 1 && source.isProgressive { extra = decodedW * decodedH * channels * 8 } // Adam7 sums
             else { extra = w * channels * (bytesPerSample + 8) + decodedW * channels * 8 }     // row, column sums, band sums
+        case .webp:
+            // Never a source (probe refuses WebP): if it were, a whole RGBA decode.
+            (decodedW, decodedH) = (w, h)
+            channels = 4
+            bytesPerSample = 1
         }
         let decoded = decodedW * decodedH * channels * bytesPerSample
         let resampleRows = plan.storedOutputWidth * decodedH * channels * 4

@@ -62,9 +62,48 @@ import Testing
         #expect(try Self.dimensions(out.appendingPathComponent("coins.png")) == (64, 48))
     }
 
+    /// `--format webp` (issue 27): `.webp` files, lossy WebP at --quality, the cutout's alpha kept
+    /// (a VP8X header with its alpha flag), and the recipe in the JSON summary says webp.
+    @Test func webpFormatWritesWebPFiles() throws {
+        let out = try Self.tempDir("webp")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), Self.image("chelsea-cutout.png"),
+                                    Self.image("astronaut-exif6.jpg"), "-o", out.path, "--size", "128x128",
+                                    "--format", "webp", "--quality", "80", "--json"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(o["spec"] as? String == "128x128 inside webp q80")
+        let entries = try #require(o["files"] as? [[String: Any]])
+        #expect(entries.compactMap { $0["contentType"] as? String } == ["image/webp", "image/webp", "image/webp"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+                == ["astronaut-exif6.webp", "chelsea-cutout.webp", "coffee.webp"])
+        for (name, size, alpha) in [("coffee", (128, 85), false), ("chelsea-cutout", (128, 85), true),
+                                    ("astronaut-exif6", (128, 128), false)] {
+            let b = [UInt8](try Data(contentsOf: out.appendingPathComponent("\(name).webp")))
+            #expect(b.starts(with: Array("RIFF".utf8)) && Array(b[8..<12]) == Array("WEBP".utf8), "\(name)")
+            let chunk = String(decoding: b[12..<16], as: UTF8.self)
+            if alpha {
+                // VP8X: flags byte (alpha = 0x10), then canvas width-1 and height-1 in 24 bits.
+                #expect(chunk == "VP8X" && b[20] & 0x10 != 0, "\(name): \(chunk)")
+                #expect((Int(b[24]) | Int(b[25]) << 8) + 1 == size.0 && (Int(b[27]) | Int(b[28]) << 8) + 1 == size.1)
+            } else {
+                // VP8 key frame: 3-byte tag, start code 9D 01 2A, then 14-bit width and height.
+                #expect(chunk == "VP8 " && Array(b[23..<26]) == [0x9D, 0x01, 0x2A], "\(name): \(chunk)")
+                #expect((Int(b[26]) | Int(b[27]) << 8) & 0x3FFF == size.0, "\(name)")
+                #expect((Int(b[28]) | Int(b[29]) << 8) & 0x3FFF == size.1, "\(name)")
+            }
+        }
+        // The issue's spelling is the same option.
+        let again = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), "-o", out.path + "/again",
+                                        "--thumbnail-format", "webp", "--quiet"])
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out.path + "/again/coffee.webp"))
+    }
+
     @Test func usageErrorsExit2() throws {
         let out = try Self.tempDir("usage")
-        for args in [["--size", "0x10"], ["--fit", "stretch"], ["--format", "gif"], ["--quality", "0"], ["--jobs", "0"],
+        for args in [["--size", "0x10"], ["--fit", "stretch"], ["--format", "gif"], ["--quality", "0"],
+                     ["--format", "webp", "--size", "16384x100"], ["--jobs", "0"],
                      ["--memory", "0"], ["--memory", "lots"]] {
             let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), "-o", out.path] + args)
             #expect(r.status == 2, "\(args): \(r.stderr)")

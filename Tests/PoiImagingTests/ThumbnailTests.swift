@@ -15,6 +15,19 @@ import Testing
         #expect(ThumbnailSpec.default.canonical == "256x256 inside auto q85")
     }
 
+    /// WebP (issue 27) is a format word like the others: stored specs read back, and a WebP
+    /// recipe is never mistaken for the JPEG or auto one (outdated thumbnails are found).
+    @Test func webpSpecRoundTrips() throws {
+        let webp = try ThumbnailSpec(parsing: "256x256 inside webp q85")
+        #expect(webp.format == .webp && webp.quality == 85 && webp.width == 256 && webp.fit == .inside)
+        #expect(webp.canonical == "256x256 inside webp q85")
+        #expect(webp == (try ThumbnailSpec(format: .webp)))
+        #expect(webp.canonical != ThumbnailSpec.default.canonical)
+        let cover = try ThumbnailSpec(width: 320, height: 200, fit: .cover, format: .webp, quality: 60, allowUpscale: true)
+        #expect(cover.canonical == "320x200 cover webp q60 upscale")
+        #expect(try ThumbnailSpec(parsing: cover.canonical) == cover)
+    }
+
     @Test func invalidSpecsNameTheProblem() {
         #expect(throws: ImageError.invalidSpec("size must look like 256x256, got '256x'")) {
             try ThumbnailSpec(parsing: "256x")

@@ -1,7 +1,8 @@
 /* CCodecs: the only hand-written C in PoiKit.
  *
- * Owns: setjmp-guarded calls into libjpeg-turbo and libpng (probe, decode, encode), plus the few
- * pixel loops that must be fast (Lanczos3 resampling, box shrink, orientation, alpha flattening).
+ * Owns: setjmp-guarded calls into libjpeg-turbo and libpng (probe, decode, encode), the libwebp
+ * encoder (WebP is written, never read; libwebp never longjmps), plus the few pixel loops that
+ * must be fast (Lanczos3 resampling, box shrink, orientation, alpha flattening).
  * Every longjmp raised by a library lands inside this target; callers only ever see a cc_status
  * and a NUL-terminated message copied from the library (format_message / png error text).
  *
@@ -18,6 +19,8 @@
 
 const char *ccodecs_libjpeg_turbo_version(void);
 const char *ccodecs_libpng_version(void);
+/* libwebp's encoder version packed as 0xMMmmpp (1.2.4 = 0x010204). */
+int ccodecs_libwebp_version(void);
 
 typedef enum {
     CC_FORMAT_UNKNOWN = 0,
@@ -117,5 +120,8 @@ cc_result cc_to_8bit(const cc_image *src, cc_image *out);
 cc_result cc_encode_jpeg(const cc_image *src, int quality, int progressive, int optimize,
                          uint8_t **out, size_t *out_len);
 cc_result cc_encode_png(const cc_image *src, int compression_level, uint8_t **out, size_t *out_len);
+/* Lossy WebP (libwebp, quality 1..100 as cwebp -q), 1..4 channels, at most 16383 px a side.
+ * Alpha is kept (an alpha chunk when any pixel is not opaque); gray is written as RGB. */
+cc_result cc_encode_webp(const cc_image *src, int quality, uint8_t **out, size_t *out_len);
 
 #endif

@@ -38,6 +38,7 @@ struct DoctorCommand: ParsableCommand {
             libraries: [
                 "libjpeg-turbo": ImagingLibraries.libjpegTurbo,
                 "libpng": ImagingLibraries.libpng,
+                "libwebp": ImagingLibraries.libwebp,
                 "libmongoc": MongoLibraries.libmongoc,
                 "libbson": MongoLibraries.libbson,
             ])
@@ -82,7 +83,7 @@ struct DoctorCommand: ParsableCommand {
 
     private func text(_ r: DoctorReport) -> String {
         var lines = ["PoiKit \(r.poikit)"]
-        for name in ["libjpeg-turbo", "libpng", "libmongoc", "libbson"] {
+        for name in ["libjpeg-turbo", "libpng", "libwebp", "libmongoc", "libbson"] {
             lines.append("  \(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(r.libraries[name] ?? "?")")
         }
         if let s = r.server {

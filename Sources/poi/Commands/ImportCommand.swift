@@ -41,6 +41,10 @@ struct ImportCommand: ParsableCommand {
         gets imageSource (the id) and imageError and the run exits 1. Provenance (source file and line) is stored with the \
         place but is not content: a renamed or reordered dump leaves places unchanged.
 
+        Thumbnails: JPEG, or PNG for an image with alpha, unless --thumbnail-format (also \
+        --format: the thumbnails', not the input's) says jpeg, png or webp: lossy WebP at \
+        --quality with alpha kept, stored as image/webp with ext .webp. Photos are JPEG or PNG.
+
         Rejected records are listed on stderr and written to NAME.rejects.csv (or \
         .rejects.geojson) beside the input: the same format plus _line/_feature, _field and \
         _reason, ready to fix and import again. When the input has no folder to write beside \
@@ -67,6 +71,7 @@ struct ImportCommand: ParsableCommand {
           poi import Samples/places.csv Samples/landmarks.geojson
           poi import dump.csv --field name=Title --field id=source_id --images-dir photos/
           poi import big.geojson --gridfs --jobs 8 --json > summary.json
+          poi import places.csv --thumbnail-format webp --quality 80
           poi import new.csv --dry-run
           poi import cities.csv --types population=int,elevation=double,opened=date   # typed extra columns
           poi import /data/dumps/*.csv --quiet; [ $? -le 1 ] && poi export -o places.geojson --quiet

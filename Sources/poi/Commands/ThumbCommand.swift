@@ -9,8 +9,10 @@ struct ThumbCommand: ParsableCommand {
         abstract: "Make thumbnails of local JPEG/PNG files (no database).",
         discussion: """
         Writes one thumbnail per input into the output folder, named after the input with the \
-        output format's extension (photo.jpg -> DIR/photo.jpeg). The format is detected from the \
-        bytes, not the name. JPEGs are decoded at reduced size when the thumbnail allows it, EXIF \
+        output format's extension (photo.jpg -> DIR/photo.jpeg). The output is JPEG, or PNG for an \
+        image with alpha, unless --format says jpeg, png or webp (lossy WebP at --quality, alpha \
+        kept: photo.jpg -> DIR/photo.webp). The input's format is detected from the bytes, not the \
+        name; inputs are JPEG or PNG (a WebP input is refused as not a JPEG or PNG file). JPEGs are decoded at reduced size when the thumbnail allows it, EXIF \
         orientation is applied, and the result carries no metadata. Files that cannot be read or \
         decoded are reported on standard error, one line each ("file: reason"), and the rest are \
         still processed. An embedded colour profile that cannot be used (damaged, truncated, \
@@ -28,6 +30,7 @@ struct ThumbCommand: ParsableCommand {
           poi thumb photos/*.jpg -o thumbs
           poi thumb IMG_0001.JPG banner.png -o out --size 320x200 --fit cover --format jpeg --quality 80
           poi thumb scans/*.png -o out --format png --jobs 4 --json | jq .failed
+          poi thumb photos/*.jpg -o thumbs --format webp --quality 80
         """
     )
 

@@ -13,7 +13,10 @@ struct ThumbnailsCommand: ParsableCommand {
         thumbnail is stored first, then the places showing that image are switched to it, then \
         the old thumbnails are deleted: the app never sees a broken link. A thumbnail whose bytes \
         are gone or cut short is made again. A PNG thumbnail made with another --quality is up \
-        to date (PNG ignores the quality). Corrupt originals, and originals whose bytes are \
+        to date (PNG ignores the quality). --format webp stores lossy WebP thumbnails (alpha \
+        kept; content-type image/webp, ext .webp), which `poi serve` serves as image/webp; a \
+        recipe with another format makes every stored thumbnail outdated, so switching formats \
+        remakes each once. Corrupt originals, and originals whose bytes are \
         missing or damaged (a GridFS chunk gone, a file cut short), are named, skipped, and the \
         run goes on.
 
@@ -33,6 +36,7 @@ struct ThumbnailsCommand: ParsableCommand {
         Examples:
           poi thumbnails --size 512x512
           poi thumbnails --size 300x200 --fit cover --format jpeg --quality 80 --all
+          poi thumbnails --format webp --quality 80    # every thumbnail as WebP
           poi thumbnails --category museum --jobs 4
           poi thumbnails --gridfs --shard 1/3
         """

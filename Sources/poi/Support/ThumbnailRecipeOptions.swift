@@ -12,10 +12,16 @@ struct ThumbnailRecipeOptions: ParsableArguments {
     @Option(help: "inside: fit in the box, keep the aspect ratio; cover: fill the box, centre crop (default: inside).")
     var fit: ThumbnailSpec.Fit?
 
-    @Option(help: "auto: PNG when the image has alpha, JPEG otherwise (default: auto).")
+    // `--thumbnail-format` too: the name issue 27 gave it, and on `poi import` it says that it is
+    // not the input's format (inputs are recognised by their content).
+    @Option(name: [.customLong("format"), .customLong("thumbnail-format")],
+            help: """
+            auto: PNG when the image has alpha, JPEG otherwise; webp: lossy WebP at --quality, alpha \
+            kept (default: auto).
+            """)
     var format: ThumbnailSpec.Format?
 
-    @Option(help: "JPEG quality, 1-100 (default: 85).")
+    @Option(help: "JPEG and WebP quality, 1-100 (default: 85).")
     var quality: Int?
 
     @Option(help: "Refuse images with more pixels than this, before decoding them.")
