@@ -96,4 +96,29 @@ import Testing
         #expect(doc["n"] == .int32(2))
         #expect(throws: ExtendedJSONError.self) { try LibBSON.parseExtendedJSON("{nope") }
     }
+
+    /// The subscript skips the values before a key undecoded (issue 27's export profile): it
+    /// finds what decoding every element finds, after elements of every BSON type, a non-ASCII
+    /// key included, and nothing past a damaged element.
+    @Test func aKeyIsFoundAfterElementsOfEveryType() throws {
+        let doc = try LibBSON.parseExtendedJSON(#"""
+        {"d": 1.5, "s": "text", "o": {"x": [1, {"y": null}]}, "a": [1, "2", 3.0], "b": {"$binary": {"base64": "AAEC", "subType": "00"}},
+         "u": {"$undefined": true}, "id": {"$oid": "5f1d7a0c9b1e8a0012345678"}, "t": true, "dt": {"$date": {"$numberLong": "1700000000000"}},
+         "n": null, "re": {"$regularExpression": {"pattern": "^a.*", "options": "i"}},
+         "dbp": {"$dbPointer": {"$ref": "c", "$id": {"$oid": "5f1d7a0c9b1e8a0012345678"}}},
+         "js": {"$code": "f()"}, "sym": {"$symbol": "s"}, "jsws": {"$code": "g()", "$scope": {"v": 1}},
+         "i": 7, "ts": {"$timestamp": {"t": 1, "i": 2}}, "l": {"$numberLong": "9000000000"},
+         "dec": {"$numberDecimal": "12.5"}, "min": {"$minKey": 1}, "max": {"$maxKey": 1}, "ünï": "last", "": "empty"}
+        """#)
+        let decoded = Array(doc)
+        #expect(decoded.count == 23)
+        for (key, value) in decoded { #expect(doc[key] == value, "\(key)") }
+        #expect(doc["missing"] == nil)
+        // A string whose length runs past the end: nothing after it is found, as by iteration.
+        var bytes = try LibBSON.parseExtendedJSON(#"{"s": "abc", "k": 1}"#).bytes
+        bytes[4 + 3] = 0x7F  // the length of "abc"
+        let damaged = BSONDocument(bytes: bytes)
+        #expect(damaged?["k"] == nil)
+        #expect(damaged.map { Array($0).count } == 0)
+    }
 }

@@ -1,5 +1,6 @@
 import PoiFormats
 import PoiModel
+import PoiStore
 
 /// The columns of `poi export --format csv` and how each cell is written (issue 27).
 ///
@@ -64,6 +65,10 @@ struct CSVColumnSurvey {
         var count = 0
     }
     enum Kind: Hashable { case text, integer, double, bool, date, null, nested }
+
+    /// The stored fields the survey reads: those `PlaceDocument.feature` turns into properties
+    /// beyond the fixed columns, `imageId` (the `image` column), and the Point.
+    static let projection: BSONDocument = ["location": 1, "imageId": 1, "source": 1, "imageSource": 1, "imageError": 1, "extra": 1]
 
     private var order: [String] = []
     private var seen: [String: Seen] = [:]

@@ -163,7 +163,10 @@ public final class ExportJob {
             } else {
                 var survey = CSVColumnSurvey()
                 do {
-                    let pass = try database.locations.find(filter, sort: ["_id": 1], batchSize: options.batchSize)
+                    // Only what becomes a column beyond the fixed ones (and the Point, without which
+                    // a place is not exported): the same function builds the row later.
+                    let pass = try database.locations.find(filter, sort: ["_id": 1], projection: CSVColumnSurvey.projection,
+                                                           batchSize: options.batchSize)
                     defer { pass.close() }
                     while let doc = try pass.next() {
                         // With --with-images, a place with a photo gets an `image` column.

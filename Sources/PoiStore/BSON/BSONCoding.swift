@@ -112,6 +112,45 @@ public enum BSONDecoder {
         }
     }
 
+    /// Where the value of `type` at `p` ends, without decoding it; nil where `value` would fail.
+    static func valueEnd(type: UInt8, bytes b: UnsafeBufferPointer<UInt8>, at p: Int, end: Int) -> Int? {
+        func i32(_ i: Int) -> Int? {
+            guard i >= 0, i + 4 <= end else { return nil }
+            return Int(Int32(bitPattern: UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24))
+        }
+        func fixed(_ n: Int) -> Int? { p + n <= end ? p + n : nil }
+        switch type {
+        case 0x01, 0x09, 0x12, 0x11: return fixed(8)
+        case 0x07: return fixed(12)
+        case 0x08: return fixed(1)
+        case 0x10: return fixed(4)
+        case 0x13: return fixed(16)
+        case 0x0A, 0x06, 0x7F, 0xFF: return p
+        case 0x02, 0x0D, 0x0E:
+            guard let n = i32(p), n >= 1, p + 4 + n <= end, b[p + 4 + n - 1] == 0 else { return nil }
+            return p + 4 + n
+        case 0x03, 0x04:
+            guard let n = i32(p), n >= 5, p + n <= end, b[p + n - 1] == 0 else { return nil }
+            return p + n
+        case 0x05:
+            guard let n = i32(p), n >= 0, p + 5 + n <= end else { return nil }
+            return p + 5 + n
+        case 0x0F:
+            guard let n = i32(p), n >= 0, p + n <= end else { return nil }
+            return p + n
+        case 0x0C:
+            guard let n = i32(p), n >= 1, p + 4 + n + 12 <= end, b[p + 4 + n - 1] == 0 else { return nil }
+            return p + 4 + n + 12
+        case 0x0B:
+            var i = p
+            while i < end && b[i] != 0 { i += 1 }
+            i += 1
+            while i < end && b[i] != 0 { i += 1 }
+            return i < end ? i + 1 : nil
+        default: return nil
+        }
+    }
+
     static func value(type: UInt8, bytes b: [UInt8], at p: Int, end: Int) -> (BSONValue, Int)? {
         func need(_ n: Int) -> Bool { n >= 0 && p + n <= end }
         func u32(_ i: Int) -> UInt32 {
