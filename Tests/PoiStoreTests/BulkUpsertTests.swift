@@ -351,3 +351,23 @@ import Testing
         }
     }
 }
+
+/// Issue 27: a place's `extra` members in another order are the same content (a CSV export
+/// writes them in column order), and a digest stored before that rule still matches.
+@Suite struct UnorderedDigestTests {
+    @Test func membersInAnotherOrderDigestAlikeAndSortedOnesAsBefore() throws {
+        func fields(_ extra: BSONDocument) -> BSONDocument { ["name": "A", "extra": .document(extra), "details": ""] }
+        let ba = fields(["b": "x", "a": .int32(1), "c": .document(["z": 1, "y": 2])])
+        let ab = fields(["a": .int32(1), "b": "x", "c": .document(["z": 1, "y": 2])])
+        #expect(MongoCollection.digest(ba, unordered: "extra") == MongoCollection.digest(ab, unordered: "extra"))
+        // Members already in order: the digest is the one stored before the rule.
+        #expect(MongoCollection.digest(ab, unordered: "extra") == MongoCollection.digest(ab))
+        #expect(MongoCollection.digest(ba) != MongoCollection.digest(ab))
+        // Only the member order is free: a nested object's order, and the values, still count.
+        let nested = fields(["a": .int32(1), "b": "x", "c": .document(["y": 2, "z": 1])])
+        #expect(MongoCollection.digest(nested, unordered: "extra") != MongoCollection.digest(ab, unordered: "extra"))
+        let other = fields(["a": .int32(2), "b": "x", "c": .document(["z": 1, "y": 2])])
+        #expect(MongoCollection.digest(other, unordered: "extra") != MongoCollection.digest(ab, unordered: "extra"))
+        #expect(MongoCollection.membersSorted(ba, in: "extra").map { BSONDocument(bytes: $0) } == ab)
+    }
+}

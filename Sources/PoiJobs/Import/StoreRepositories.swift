@@ -17,6 +17,9 @@ public struct LocationsRepository: PlaceRepository {
     public init(database: MongoDatabase, runStarted: BSONDate = .now()) {
         self.database = database
         var options = UpsertOptions()
+        // A CSV export writes extras in column order: the same members in another order are
+        // the same place (issue 27).
+        options.unorderedField = "extra"
         options.now = runStarted
         self.options = options
     }

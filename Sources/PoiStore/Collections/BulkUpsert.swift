@@ -113,6 +113,12 @@ public struct UpsertOptions: Sendable {
     /// guard: an insert refused as a duplicate (another run wrote the key meanwhile) goes through
     /// the upsert path for that item alone. Needs that unique index.
     public var insertNew = true
+    /// A subdocument of `fields` whose member order is not content (a place's `extra`: a CSV
+    /// export writes its members in column order, which need not be the order they were stored
+    /// in). The digest takes its members sorted by name, so the same members in another order
+    /// count as unchanged. A digest stored before this rule (members in their order) still
+    /// matches an item with the same members in the same order.
+    public var unorderedField: String?
     public init() {}
 }
 
@@ -160,7 +166,7 @@ extension MongoCollection {
                 continue
             }
             let tracked = item.tracked { _ in nil }
-            digests[i] = Self.digest(tracked.fields, unset: tracked.unset)
+            digests[i] = Self.digest(tracked.fields, unset: tracked.unset, unordered: options.unorderedField)
             if batch.count == perBatch || batchBytes + size > messageBudget { try flush() }
             batch.append(i)
             batchBytes += size
@@ -171,11 +177,53 @@ extension MongoCollection {
 
     /// 128 bits of SHA-256 over the encoded fields: the same fields in the same order give the
     /// same digest on every run and machine.
-    static func digest(_ fields: BSONDocument, unset: [String] = []) -> String {
+    static func digest(_ fields: BSONDocument, unset: [String] = [], unordered: String? = nil) -> String {
         var hasher = SHA256()
-        hasher.update(data: fields.bytes)
+        if let unordered, let sorted = membersSorted(fields, in: unordered) {
+            hasher.update(data: sorted)
+        } else {
+            hasher.update(data: fields.bytes)
+        }
         for name in unset { hasher.update(data: Array(name.utf8) + [0]) }
         return ContentDigest.hex(hasher.finalize(), byteCount: 16)
+    }
+
+    /// `fields`' bytes with the members of subdocument `name` in byte order of their names, the
+    /// elements moved whole (nothing decoded); nil when they are in that order already, or the
+    /// subdocument is absent or malformed (then the bytes as they are are the digest's).
+    static func membersSorted(_ fields: BSONDocument, in name: String) -> [UInt8]? {
+        let b = fields.bytes
+        return b.withUnsafeBufferPointer { p -> [UInt8]? in
+            let end = p.count - 1
+            var pos = 4
+            let target = Array(name.utf8)
+            while pos < end {
+                let type = p[pos]
+                var k = pos + 1
+                while k < end && p[k] != 0 { k += 1 }
+                guard k < end, let next = BSONDecoder.valueEnd(type: type, bytes: p, at: k + 1, end: end) else { return nil }
+                guard type == 0x03, Array(p[(pos + 1)..<k]) == target else { pos = next; continue }
+                // The subdocument: [int32 length][elements][0], at k + 1 ..< next.
+                let subEnd = next - 1
+                var members: [(key: ArraySlice<UInt8>, range: Range<Int>)] = []
+                var m = k + 5
+                while m < subEnd {
+                    var e = m + 1
+                    while e < subEnd && p[e] != 0 { e += 1 }
+                    guard e < subEnd, let after = BSONDecoder.valueEnd(type: p[m], bytes: p, at: e + 1, end: subEnd) else { return nil }
+                    members.append((b[(m + 1)..<e], m..<after))
+                    m = after
+                }
+                let sorted = members.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+                if sorted.map(\.range) == members.map(\.range) { return nil }
+                var out = Array(b[..<(k + 5)])
+                out.reserveCapacity(b.count)
+                for member in sorted { out.append(contentsOf: b[member.range]) }
+                out.append(contentsOf: b[subEnd...])
+                return out
+            }
+            return nil
+        }
     }
 
     /// The stored digest of each key of the batch, and the stored values of the fields its items keep.
@@ -223,11 +271,16 @@ extension MongoCollection {
                     if options.insertNew { inserts.append(i) } else { upserts.append(i) }
                     continue
                 }
+                let tracked = items[i].tracked { s.kept[$0] }
                 if !items[i].keep.isEmpty {
-                    let tracked = items[i].tracked { s.kept[$0] }
-                    digests[i] = Self.digest(tracked.fields, unset: tracked.unset)
+                    digests[i] = Self.digest(tracked.fields, unset: tracked.unset, unordered: options.unorderedField)
                 }
                 if s.hash == digests[i] { result.outcomes[i] = .unchanged; continue }
+                // Stored before `unorderedField` was: the members in their order.
+                if options.unorderedField != nil, s.hash == Self.digest(tracked.fields, unset: tracked.unset) {
+                    result.outcomes[i] = .unchanged
+                    continue
+                }
                 upserts.append(i)
             }
         } else {
