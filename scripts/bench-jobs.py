@@ -104,6 +104,26 @@ with open(out, "w", encoding="utf-8") as f:
     f.write("\n]}\n")
 '''
 
+# mongoexport --type=csv --fields … semantics (issue 27; the tool is not installed here): the
+# same columns as `poi export --format csv`, read from the same collection, csv module writing.
+PEER_EXPORT_CSV = r'''
+import csv, sys, pymongo
+uri, db, out = sys.argv[1:4]
+coll = pymongo.MongoClient(uri)[db].locations
+fields = ["_id", "name", "lat", "lon", "placename", "details", "categories", "importKey", "imageId", "thumbnailId",
+          "created_at", "updated_at", "opening_hours"]
+with open(out, "w", newline="", encoding="utf-8") as f:
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(fields)
+    for d in coll.find({}, batch_size=1000).sort("_id", 1):
+        lon, lat = d["location"]["coordinates"][:2]
+        stamp = lambda k: d[k].isoformat(timespec="milliseconds") + "Z" if k in d else ""
+        w.writerow([str(d["_id"]), d.get("name", ""), repr(lat), repr(lon), d.get("placename", ""), d.get("details", ""),
+                    ";".join(d.get("categories", [])), d.get("importKey", ""), d.get("imageId", ""), d.get("thumbnailId", ""),
+                    stamp("created_at"), stamp("updated_at"), d.get("extra", {}).get("opening_hours", "")])
+'''
+CSV_FIELDS = "id,name,lat,lon,placename,details,categories,importKey,imageId,thumbnailId,created_at,updated_at,opening_hours"
+
 
 def row(name, poi, peer, peer_name, metric, target=None):
     ratio = poi / peer if peer else float("nan")
@@ -123,6 +143,7 @@ def main():
 
     # Each run imports into fresh databases (a rerun would only find everything unchanged).
     imports, peer_imports, exports, peer_exports, dbs = [], [], [], [], []
+    csv_fields, csv_auto, peer_csv = [], [], []
     for run in range(RUNS):
         db_poi, db_peer = f"bench_poi_{stamp}_{run}", f"bench_peer_{stamp}_{run}"
         dbs += [db_poi, db_peer]
@@ -132,6 +153,10 @@ def main():
         out_poi, out_peer = os.path.join(BENCH, "poi.geojson"), os.path.join(BENCH, "peer.geojson")
         exports.append(measure([POI, "export", "--uri", URI, "--db", db_poi, "-o", out_poi, "--quiet"]))
         peer_exports.append(measure([PY, "-c", PEER_EXPORT, URI, db_poi, out_peer]))
+        csv_poi, csv_peer = os.path.join(BENCH, "poi.csv"), os.path.join(BENCH, "peer.csv")
+        csv_fields.append(measure([POI, "export", "--uri", URI, "--db", db_poi, "-o", csv_poi, "--fields", CSV_FIELDS, "--quiet"]))
+        csv_auto.append(measure([POI, "export", "--uri", URI, "--db", db_poi, "-o", csv_poi, "--quiet"]))
+        peer_csv.append(measure([PY, "-c", PEER_EXPORT_CSV, URI, db_poi, csv_peer]))
         print(f"  run {run + 1}/{RUNS} done", flush=True)
     imp, peer_imp = median_of(imports), median_of(peer_imports)
     exp, peer_exp = median_of(exports), median_of(peer_exports)
@@ -140,6 +165,18 @@ def main():
     results.append(row(f"import {ROWS} rows: peak RSS MB", imp[2], peer_imp[2], "pymongo bulk upserts", "rss"))
     results.append(row(f"export {ROWS} places: wall s", exp[0], peer_exp[0], "pymongo + json", "wall", 0.5))
     results.append(row(f"export {ROWS} places: client CPU s", exp[1], peer_exp[1], "pymongo + json", "cpu"))
+    cf, ca, pc = median_of(csv_fields), median_of(csv_auto), median_of(peer_csv)
+    results.append(row(f"export csv --fields {ROWS}: client CPU s", cf[1], pc[1], "pymongo + csv", "cpu", 0.5))
+    results.append(row(f"export csv --fields {ROWS}: wall s", cf[0], pc[0], "pymongo + csv", "wall", 0.5))
+    results.append(row(f"export csv (all columns) {ROWS}: client CPU s", ca[1], pc[1], "pymongo + csv", "cpu", 0.5))
+    results.append(row(f"export csv (all columns) {ROWS}: wall s", ca[0], pc[0], "pymongo + csv", "wall"))
+    # Memory flat with the number of places: the same export of a tenth of them, same server.
+    small_csv, small_db = generate(ROWS // 10), f"bench_poi_{stamp}_small"
+    dbs.append(small_db)
+    measure([POI, "import", small_csv, "--uri", URI, "--db", small_db, "--quiet", "--rejects", os.path.join(BENCH, "r.csv")])
+    small = measure([POI, "export", "--uri", URI, "--db", small_db, "-o", os.path.join(BENCH, "small.csv"), "--quiet"])
+    results.append(row(f"export csv peak RSS MB, {ROWS} vs {ROWS // 10} places", ca[2], small[2],
+                       f"same export of {ROWS // 10}", "rss", 1.2))
 
     dry_csv = generate(DRY_ROWS)
     dry = measure([POI, "import", dry_csv, "--dry-run", "--quiet", "--rejects", os.path.join(BENCH, "r.csv")])

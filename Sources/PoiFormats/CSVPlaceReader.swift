@@ -113,13 +113,22 @@ public final class CSVPlaceReader {
         }
         let isExport = Self.isPoiKitExport(header: names)
         if isExport {
+            // By the header's own name: an extra the export wrote as "imageSource (extra)" is the
+            // user's, even when no own imageSource column is there.
             for i in roles.indices {
-                guard case .extra(let key) = roles[i], PoiKitProperties.exportColumns.contains(key) else { continue }
+                guard case .extra(let key) = roles[i], key == trimWhitespace(names[i]),
+                      PoiKitProperties.exportColumns.contains(key) else { continue }
                 roles[i] = .own(key)
+            }
+            // With the own column holding NAME, `plan` kept "NAME (extra)" whole: it is extra NAME.
+            for i in roles.indices {
+                guard case .extra(let key) = roles[i], let base = FieldMapping.extraName(key),
+                      PoiKitProperties.exportColumns.contains(base), !roles.contains(.extra(base)) else { continue }
+                roles[i] = .extra(base)
             }
         }
         self.roles = roles
-        headerNotes = options.mapping.notes(header: names, roles: roles, file: file)
+        var headerNotes = options.mapping.notes(header: names, roles: roles, file: file)
         let coordinatesFromWKT = roles.contains(.pointWKT)
         for f in [PlaceField.name, .latitude, .longitude] where !roles.contains(.field(f)) {
             if coordinatesFromWKT && f != .name { continue }
@@ -143,6 +152,18 @@ public final class CSVPlaceReader {
         converter.types = try Self.columnTypes(options.columnTypes, header: names, roles: roles, file: file)
         // A `.csvt` that lists another number of columns describes another file (GDAL ignores
         // it too).
+        // Said, never silent: a `.csvt` that does not fit, or names types nobody defines.
+        if let sidecar = options.sidecarTypes, let sidecarName = options.sidecarName {
+            if sidecar.count != names.count {
+                headerNotes.append(ReadNote(file: file, kind: .sidecarIgnored(reason: "lists \(sidecar.count) column type\(sidecar.count == 1 ? "" : "s") "
+                    + "for \(names.count) columns; not used, every column is read as text"), name: sidecarName, key: ""))
+            } else if !options.sidecarUnknownNames.isEmpty {
+                headerNotes.append(ReadNote(file: file, kind: .sidecarIgnored(reason: "unknown type "
+                    + options.sidecarUnknownNames.prefix(5).map { "\"\($0)\"" }.joined(separator: ", ")
+                    + "; those columns are read as text (GDAL's types: String, Integer, Integer64, Real, Date, DateTime, "
+                    + "Integer(Boolean), String(JSON)…)"), name: sidecarName, key: ""))
+            }
+        }
         if let sidecar = options.sidecarTypes, sidecar.count == names.count, sidecar.contains(where: { $0 != nil }) {
             if converter.types.isEmpty { converter.types = Array(repeating: nil, count: roles.count) }
             converter.blankIsAbsent = Array(repeating: false, count: roles.count)
@@ -153,6 +174,7 @@ public final class CSVPlaceReader {
             }
             converter.sidecarName = options.sidecarName.map { name in String(name.split(separator: "/").last ?? Substring(name)) }
         }
+        self.headerNotes = headerNotes
         self.converter = converter
         self.parallelism = max(1, min(8, parallelism ?? ProcessInfoCores.count))
     }
@@ -331,6 +353,7 @@ public final class CSVPlaceReader {
             box.batch.records.removeAll(keepingCapacity: true)
             box.batch.raw.removeAll(keepingCapacity: true)
             box.batch.rawEnds.removeAll(keepingCapacity: true)
+            box.batch.quotedEmpty.removeAll(keepingCapacity: true)
         }
         spareBatches += boxes
         boxes = []
@@ -356,12 +379,14 @@ public final class CSVPlaceReader {
         while batch.records.count < Self.batchRecords && batch.bytes.count + batch.raw.count < Self.batchBytes {
             let first = batch.ends.count
             let rawStart = batch.raw.count, bytesStart = batch.bytes.count
-            guard let info = try tokenizer.appendRecord(bytes: &batch.bytes, ends: &batch.ends, raw: &batch.raw, keepRaw: keepRaw)
+            guard let info = try tokenizer.appendRecord(bytes: &batch.bytes, ends: &batch.ends, raw: &batch.raw,
+                                                        quotedEmpty: &batch.quotedEmpty, keepRaw: keepRaw)
             else { exhausted = true; break }
             // A row of nothing but delimiters (`,,,`, `"",,`) is skipped like a blank line: it is
             // no record, and spreadsheets write such rows below the data.
             if !info.overflowed && !info.unterminatedQuote && batch.bytes.count == bytesStart {
                 batch.ends.removeSubrange(first...)
+                while let last = batch.quotedEmpty.last, last >= first { batch.quotedEmpty.removeLast() }
                 if keepRaw { batch.raw.removeSubrange(rawStart...) }
                 continue
             }
@@ -375,6 +400,7 @@ public final class CSVPlaceReader {
                 if count > roles.count {
                     let found = batch.ends.count - first
                     batch.ends.removeSubrange(first...)
+                    while let last = batch.quotedEmpty.last, last >= first { batch.quotedEmpty.removeLast() }
                     batch.bytes.removeSubrange(bytesStart...)
                     if keepRaw { batch.raw.removeSubrange(rawStart...) }
                     throw .columnCountMismatch(file: file, line: info.line, fields: found, names: roles.count)
@@ -426,6 +452,18 @@ struct RawCSVBatch: Sendable {
     /// (one entry per record). Kept out of `Record`, so reading without them moves no more bytes.
     var raw: [UInt8] = []
     var rawEnds: [Int] = []
+    /// Indexes (in `ends`) of the fields written `""`, ascending (`CSVTokenizer.appendRecord`).
+    var quotedEmpty: [Int] = []
+
+    /// Whether field `k` (an index in `ends`) was written `""`.
+    func isQuotedEmpty(_ k: Int) -> Bool {
+        var lo = 0, hi = quotedEmpty.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if quotedEmpty[mid] < k { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < quotedEmpty.count && quotedEmpty[lo] == k
+    }
 
 }
 
@@ -482,7 +520,7 @@ struct CSVRecordConverter: Sendable {
                         if keys { result.keys.append(keyFingerprint(ofValid: r, bytes: bytes, ends: ends)) }
                         continue
                     }
-                    switch convert(r, k, bytes: bytes, ends: ends, raw: raw) {
+                    switch convert(r, k, bytes: bytes, ends: ends, raw: raw, quotedEmpty: batch.isQuotedEmpty) {
                     case .place(let p, _):
                         result.valid += 1
                         if keys { result.keys.append(ImportKey.fingerprint(p.importKey)) }
@@ -572,14 +610,16 @@ struct CSVRecordConverter: Sendable {
         batch.bytes.withUnsafeBufferPointer { bytes in
             batch.ends.withUnsafeBufferPointer { ends in
                 let raw = (batch.raw, batch.rawEnds)
-                for (k, r) in batch.records.enumerated() { queue.set(offset + k, convert(r, k, bytes: bytes, ends: ends, raw: raw)) }
+                for (k, r) in batch.records.enumerated() {
+                    queue.set(offset + k, convert(r, k, bytes: bytes, ends: ends, raw: raw, quotedEmpty: batch.isQuotedEmpty))
+                }
             }
         }
     }
 
     /// Record `r`, the `k`th of its batch, with the batch's raw bytes and their ends.
     private func convert(_ r: RawCSVBatch.Record, _ k: Int, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>,
-                         raw: (bytes: [UInt8], ends: [Int])) -> ReadItem {
+                         raw: (bytes: [UInt8], ends: [Int]), quotedEmpty: (Int) -> Bool) -> ReadItem {
         @inline(__always) func field(_ i: Int) -> UnsafeBufferPointer<UInt8> {
             let k = r.firstField + i
             // Records are appended back to back: a field starts where the previous one ended.
@@ -661,6 +701,8 @@ struct CSVRecordConverter: Sendable {
                 let type = types.isEmpty ? nil : types[i]
                 if type == nil || type == .string {
                     if ignoreBlanks && Self.isBlank(value) { break }
+                    // A PoiKit export writes "" for an empty value and nothing for none.
+                    if isPoiKitExport && value.isEmpty && !(i < count && quotedEmpty(r.firstField + i)) { break }
                     draft.extra.append(key, .string(value))
                 } else if Self.isBlank(value) {
                     // An empty typed cell is no value (null), as ogr2ogr reads it, not a reject;

@@ -176,7 +176,9 @@ public final class CSVTokenizer {
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
         raw.removeAll(keepingCapacity: true)
-        guard let record = try appendRecord(bytes: &bytes, ends: &ends, raw: &raw, keepRaw: true) else { return false }
+        var quotedEmpty: [Int] = []
+        guard let record = try appendRecord(bytes: &bytes, ends: &ends, raw: &raw, quotedEmpty: &quotedEmpty, keepRaw: true)
+        else { return false }
         store(record)
         if !record.rawKept { raw.removeAll(keepingCapacity: true) }
         return true
@@ -192,7 +194,9 @@ public final class CSVTokenizer {
         defer { self.bytes = bytes; self.ends = ends; self.raw = raw }
         stopsWhenOverflowed = true
         defer { stopsWhenOverflowed = false }
-        guard let record = try appendRecord(bytes: &bytes, ends: &ends, raw: &raw, keepRaw: true) else { return false }
+        var quotedEmpty: [Int] = []
+        guard let record = try appendRecord(bytes: &bytes, ends: &ends, raw: &raw, quotedEmpty: &quotedEmpty, keepRaw: true)
+        else { return false }
         store(record)
         if !record.rawKept { raw.removeAll(keepingCapacity: true) }
         return true
@@ -239,7 +243,12 @@ public final class CSVTokenizer {
     /// copying every record twice. With `keepRaw`, also appends the record's raw bytes (first
     /// byte to end of line end) to `raw`, unless the record goes over the limits (`rawKept`
     /// false, nothing appended).
-    func appendRecord(bytes: inout [UInt8], ends: inout [Int], raw: inout [UInt8], keepRaw: Bool) throws(FormatError) -> RecordInfo? {
+    ///
+    /// `quotedEmpty` gets the index (in `ends`) of each field written `""`: an empty value given
+    /// as such, which a PoiKit CSV export tells from a cell with nothing in it (no value), as
+    /// PostgreSQL's CSV format does.
+    func appendRecord(bytes: inout [UInt8], ends: inout [Int], raw: inout [UInt8], quotedEmpty: inout [Int],
+                      keepRaw: Bool) throws(FormatError) -> RecordInfo? {
         if let e = deferredError { deferredError = nil; throw e }
         // Work on locals: class properties in the hot loop would pay dynamic exclusivity checks.
         let bytesBase = bytes.count, endsBase = ends.count, rawBase = raw.count
@@ -267,8 +276,13 @@ public final class CSVTokenizer {
             if !overflowed { firstLimitCrossed = limit }
             overflowed = true
         }
+        var fieldQuoted = false
         @inline(__always) func endField() {
-            if ends.count - endsBase < maxFields { ends.append(bytes.count) } else { crossed(.fields) }
+            let quoted = fieldQuoted
+            fieldQuoted = false
+            guard ends.count - endsBase < maxFields else { crossed(.fields); return }
+            if quoted && bytes.count == (ends.count > endsBase ? ends[ends.count - 1] : bytesBase) { quotedEmpty.append(ends.count) }
+            ends.append(bytes.count)
         }
         @inline(__always) func finish(lineEnd: Int) -> RecordInfo {
             // Past `maxFields`, bytes were appended with no field end: drop them, or they would
@@ -329,7 +343,7 @@ public final class CSVTokenizer {
                 scan: while i < n {
                     switch state {
                     case .fieldStart:
-                        if quotes && p[i] == 0x22 { state = .quoted; i += 1 } else { state = .unquoted }
+                        if quotes && p[i] == 0x22 { state = .quoted; fieldQuoted = true; i += 1 } else { state = .unquoted }
                     case .unquoted:
                         let start = i
                         i = ByteSearch.skipTo(delimiter: delimSplat, in: p, from: i)

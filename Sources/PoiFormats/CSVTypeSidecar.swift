@@ -10,23 +10,31 @@ import Glibc
 ///
 /// Read by hand: a one-line list of names, which no CSV library would make shorter.
 public enum CSVTypeSidecar {
-    /// The `.csvt` beside a CSV (or TSV) file, compressed or not: `x.csv`, `x.csv.gz`, `x.tsv`
-    /// and `x.txt` all have `x.csvt`. Nil for standard input.
+    /// The `.csvt` beside a CSV file, named as GDAL names it: the file's last extension
+    /// replaced (`x.csv` and `x.tsv` → `x.csvt`, `x.csv.gz` → `x.csv.csvt`), or `.csvt` added
+    /// to a name without one. Nil for standard input.
     public static func path(forCSV path: String) -> String? {
-        guard path != "-" else { return nil }
-        var base = path
-        if base.lowercased().hasSuffix(".gz") { base.removeLast(3) }
-        for ext in [".csv", ".tsv", ".txt"] where base.lowercased().hasSuffix(ext) {
-            base.removeLast(ext.count)
-            break
-        }
-        return base + ".csvt"
+        guard path != "-", !path.hasSuffix("/") else { return nil }
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        let name = path[slash...]
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return path + ".csvt" }
+        return String(path[..<dot]) + ".csvt"
     }
 
     /// The types a `.csvt` gives each column, in column order: nil where the column is text
     /// (`String`, `Time`) or geometry (`WKT`, `CoordX`, `Point(Y)`), which have their own rules.
     /// Nil when there is no such file, or it is not a one-line type list (over 64 KiB, not UTF-8).
     public static func types(besideCSV path: String) -> [ColumnType?]? {
+        read(besideCSV: path)?.types
+    }
+
+    /// The file's types, and the names in it GDAL does not define (read as text).
+    public struct Contents: Sendable, Equatable {
+        public var types: [ColumnType?]
+        public var unknownNames: [String]
+    }
+
+    public static func read(besideCSV path: String) -> Contents? {
         // A regular file only: a FIFO of that name would block the read.
         var st = stat()
         guard let sidecar = self.path(forCSV: path), stat(sidecar, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
@@ -41,11 +49,21 @@ public enum CSVTypeSidecar {
             line = line[..<end]
         }
         guard !line.isEmpty else { return nil }
-        return line.split(separator: ",", omittingEmptySubsequences: false).map { item in
+        var contents = Contents(types: [], unknownNames: [])
+        for item in line.split(separator: ",", omittingEmptySubsequences: false) {
             var name = item.trimmingCharacters(in: " \t")
             if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") { name = String(name.dropFirst().dropLast()) }
-            return columnType(gdalName: name)
+            contents.types.append(columnType(gdalName: name))
+            if !isKnown(gdalName: name) { contents.unknownNames.append(name) }
         }
+        return contents
+    }
+
+    /// Whether GDAL defines the name (case aside; a width or subtype in parentheses allowed).
+    static func isKnown(gdalName: String) -> Bool {
+        let base = gdalName.lowercased().split(separator: "(", maxSplits: 1).first.map(String.init) ?? ""
+        return ["integer", "integer64", "real", "string", "date", "time", "datetime", "wkt", "coordx", "coordy", "point",
+                "jsonstringlist", "jsonintegerlist", "jsoninteger64list", "jsonreallist"].contains(base)
     }
 
     /// PoiKit's type for a GDAL field type name (GDAL compares them without case).

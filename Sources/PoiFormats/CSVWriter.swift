@@ -12,6 +12,10 @@ public struct CSVWriter<Sink: ByteSink> {
     public let dialect: CSVDialect
     private var buffer: [UInt8] = []
     private var fieldsInRow = 0
+    /// Where the current row starts in `buffer`, and the longest row so far (bytes, line end
+    /// aside): what a reader's record size limit is checked against.
+    private var rowStart = 0
+    public private(set) var longestRow = 0
     private var started = false
     private var finished = false
     private static var flushAt: Int { 64 * 1024 }
@@ -24,7 +28,9 @@ public struct CSVWriter<Sink: ByteSink> {
 
     /// Appends one field to the current row. `isText`: the value is text a person wrote (a name,
     /// a category), which Excel's formula guard applies to; numbers, dates and JSON are not.
-    public mutating func field(_ value: String, isText: Bool = true) {
+    /// `quoteEmpty`: an empty value is written `""`, which a PoiKit export uses to tell an empty
+    /// text from no value at all (written as nothing), as PostgreSQL's CSV does.
+    public mutating func field(_ value: String, isText: Bool = true, quoteEmpty: Bool = false) {
         precondition(!finished, "CSVWriter.field after finish")
         if !started {
             started = true
@@ -36,6 +42,10 @@ public struct CSVWriter<Sink: ByteSink> {
         if dialect.excel, isText, let first = value.utf8.first,
            first == 0x3D || first == 0x2B || first == 0x2D || first == 0x40 || first == 0x09 || first == 0x0D {
             value = "'" + value
+        }
+        if value.isEmpty && quoteEmpty {
+            buffer.append(contentsOf: [0x22, 0x22])
+            return
         }
         value.withUTF8 { p in
             guard Self.needsQuotes(p, delimiter: dialect.delimiter) else {
@@ -56,10 +66,12 @@ public struct CSVWriter<Sink: ByteSink> {
 
     /// Ends the current row; flushes when the buffer is full.
     public mutating func endRow() throws(FormatError) {
+        longestRow = max(longestRow, buffer.count - rowStart)
         if dialect.excel { buffer.append(0x0D) }
         buffer.append(0x0A)
         fieldsInRow = 0
         if buffer.count >= Self.flushAt { try flush() }
+        rowStart = buffer.count
     }
 
     /// A whole row of text fields.

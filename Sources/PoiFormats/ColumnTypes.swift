@@ -66,7 +66,8 @@ public enum ColumnType: String, Sendable, CaseIterable {
             default: return .failure(TypedValueProblem(type: self, text: t))
             }
         case .date:
-            guard let ms = ISO8601.milliseconds(parsing: t) else { return .failure(TypedValueProblem(type: self, text: t)) }
+            guard let ms = ISO8601.milliseconds(parsing: t) ?? Self.gdalDateTime(t).flatMap(ISO8601.milliseconds(parsing:))
+            else { return .failure(TypedValueProblem(type: self, text: t)) }
             return .success(.date(millisecondsSince1970: ms))
         case .json:
             // The depth GeoJSON properties may have (GeoJSONReader's limit), so a property
@@ -97,6 +98,38 @@ public enum ColumnType: String, Sendable, CaseIterable {
         default:
             return .failure(TypedValueProblem(type: self, text: nil, detail: "got \(json.typeName == "array" || json.typeName == "object" ? "an" : "a") \(json.typeName)"))
         }
+    }
+
+    /// GDAL's own date text (`2024/03/01`, `2024/03/01 10:00:00.5+00`, `+0530`, no zone: UTC),
+    /// what ogr2ogr writes into a CSV with a `.csvt`, as ISO 8601; nil for anything else.
+    static func gdalDateTime(_ t: String) -> String? {
+        let u = Array(t.utf8)
+        func digits(_ r: Range<Int>) -> Bool { r.upperBound <= u.count && u[r].allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+        guard u.count >= 10, digits(0..<4), u[4] == 0x2F, digits(5..<7), u[7] == 0x2F, digits(8..<10) else { return nil }
+        let date = String(decoding: u[0..<4], as: UTF8.self) + "-" + String(decoding: u[5..<7], as: UTF8.self) + "-"
+            + String(decoding: u[8..<10], as: UTF8.self)
+        if u.count == 10 { return date }
+        guard u.count >= 19, u[10] == 0x20, digits(11..<13), u[13] == 0x3A, digits(14..<16), u[16] == 0x3A, digits(17..<19) else { return nil }
+        var i = 19
+        var fraction = ""
+        if i < u.count, u[i] == 0x2E {
+            var j = i + 1
+            while j < u.count, u[j] >= 0x30, u[j] <= 0x39 { j += 1 }
+            guard j > i + 1 else { return nil }
+            fraction = String(decoding: u[i..<j], as: UTF8.self)
+            i = j
+        }
+        var zone = "Z"
+        if i < u.count {
+            guard u[i] == 0x2B || u[i] == 0x2D, digits((i + 1)..<(i + 3)) else { return nil }
+            let hours = String(decoding: u[(i + 1)..<(i + 3)], as: UTF8.self)
+            let rest = u.count - (i + 3)
+            if rest == 0 { zone = String(UnicodeScalar(u[i])) + hours + ":00" }
+            else if rest == 2, digits((i + 3)..<(i + 5)) { zone = String(UnicodeScalar(u[i])) + hours + ":" + String(decoding: u[(i + 3)...], as: UTF8.self) }
+            else if rest == 3, u[i + 3] == 0x3A, digits((i + 4)..<(i + 6)) { zone = String(UnicodeScalar(u[i])) + hours + String(decoding: u[(i + 3)...], as: UTF8.self) }
+            else { return nil }
+        }
+        return date + "T" + String(decoding: u[11..<19], as: UTF8.self) + fraction + zone
     }
 
     /// "an integer", "a date": what a reject says was expected.

@@ -180,6 +180,8 @@ public struct ReadNote: Sendable, Hashable {
         /// `wholeRecordLines` of them records by themselves (`JoinedLines`): the merge a file
         /// with bare `"` in its text suffers, counted so a summary never hides it.
         case quotedLines(records: Int, lines: Int, wholeRecordLines: Int)
+        /// The `.csvt` beside the file (`name`) is not used, or names types PoiKit reads as text.
+        case sidecarIgnored(reason: String)
     }
     public var file: String
     public var kind: Kind
@@ -215,6 +217,7 @@ public struct ReadNote: Sendable, Hashable {
             return "\(records) record\(records == 1 ? "" : "s") rejected because a quoted field spans lines: together "
                 + "\(lines) lines, \(whole) of them records by themselves; if \" is plain text in this file, read it with "
                 + "--quote none"
+        case .sidecarIgnored(let reason): return "\(name): \(reason)"
         case .wrongType(let f, let type): return "\(what) looks like the \(f.rawValue) but holds \(type == "object" || type == "array" ? "an" : "a") \(type); kept as extra.\(key)"
         }
     }
@@ -330,6 +333,8 @@ public struct ReadOptions: Sendable, Equatable {
     /// `--types` wins for a column it names. A typed column's empty cell is no value at all
     /// (the key is left out), as GDAL reads it, so an export's sparse columns come back sparse.
     public var sidecarTypes: [ColumnType?]?
+    /// Names in the `.csvt` that GDAL does not define (their columns are read as text).
+    public var sidecarUnknownNames: [String] = []
     /// The `.csvt` file's name, for messages.
     public var sidecarName: String?
     /// Leave blank CSV cells of columns kept under `extra` out of the place (`--ignore-blanks`,

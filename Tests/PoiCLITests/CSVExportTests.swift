@@ -60,7 +60,7 @@ import Testing
         #expect(try String(contentsOfFile: ws.path("out.csvt"), encoding: .utf8) == """
         "String","String","Real","Real","String","String","String","String","String","String","DateTime","DateTime",\
         "String(JSON)","Integer64","Real","Real","Integer(Boolean)","String(JSON)","String(JSON)","String(JSON)",\
-        "String","DateTime","Integer64"
+        "String","DateTime","String(JSON)"
 
         """)
         let lines = try String(contentsOfFile: ws.path("out.csv"), encoding: .utf8).components(separatedBy: "\n")
@@ -137,7 +137,9 @@ import Testing
         #expect(try ws.poi(["export", "-o", "p.csv.gz", "--quiet"]).status == 0)
         let head = try Data(contentsOf: URL(fileURLWithPath: ws.path("p.csv.gz"))).prefix(2)
         #expect(Array(head) == [0x1F, 0x8B])
-        #expect(FileManager.default.fileExists(atPath: ws.path("p.csvt")))
+        // GDAL's name for it: the last extension replaced, so p.csv.gz's does not replace p.tsv's.
+        #expect(FileManager.default.fileExists(atPath: ws.path("p.csv.csvt")))
+        #expect(try String(contentsOfFile: ws.path("p.csvt"), encoding: .utf8) == "\"String\",\"Real\",\"Real\"\n")
         let again = try ws.poi(["import", "p.csv.gz", "--json", "--quiet"])
         let s = try ws.json(again)
         #expect(again.status == 0 && int(s, "updated") == 0 && int(s, "unchanged") == int(s, "rowsRead"), "\(again.all)")
@@ -189,5 +191,93 @@ import Testing
         db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
         print(sorted((d['name'], sorted(d['extra'].items())) for d in db.locations.find()))
         """) == "[('A', [('open', True), ('pop', 12)]), ('C', [])]")
+    }
+
+    /// New-user trial: extras named like PoiKit's own columns, extras stored in other orders,
+    /// and a CSV moved away from its `.csvt` still come back as they were stored.
+    @Test func ownNamesOrdersAndALostCSVTStillRoundTrip() throws {
+        let ws = try Workspace("csv-trial")
+        defer { ws.cleanUp() }
+        try "id,name,lat,lon,created_at,imageId,_source,imageSource,imageError,updated_at,thumbnailId\nk1,A,1,2,c,ii,so,isrc,ierr,u,t\n"
+            .write(toFile: ws.path("own.csv"), atomically: true, encoding: .utf8)
+        try """
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","id":"o1","geometry":{"type":"Point","coordinates":[1,1]},"properties":{"name":"One","b":"x","hours":""}},
+        {"type":"Feature","id":"o2","geometry":{"type":"Point","coordinates":[2,2]},"properties":{"name":"Two","a":"y","b":"z"}}
+        ]}
+        """.write(toFile: ws.path("order.geojson"), atomically: true, encoding: .utf8)
+        // One run: its ids, and so the export's row and column order, follow the inputs.
+        #expect(try ws.poi(["import", "own.csv", "order.geojson", "--quiet"]).status == 0)
+        let before = try ws.python(Self.placesScript)
+        #expect(before.contains(#""imageSource": "str:isrc""#), "\(before)")
+        #expect(try ws.poi(["export", "-o", "all.csv", "--quiet"]).status == 0)
+        let header = try String(contentsOfFile: ws.path("all.csv"), encoding: .utf8).components(separatedBy: "\n")[0]
+        #expect(header == Self.fixedHeader + ",_source,created_at (extra),imageId (extra),_source (extra),imageSource (extra),"
+                + "imageError (extra),updated_at (extra),thumbnailId (extra),b,hours,a")
+        let same = try ws.poi(["import", "all.csv", "--json", "--quiet"])
+        let s = try ws.json(same)
+        #expect(same.status == 0 && int(s, "unchanged") == 3 && int(s, "updated") == 0, "\(same.all)")
+        #expect(try ws.python(Self.placesScript) == before)
+
+        // Moved without its .csvt: text, empty text and no value still read right.
+        try FileManager.default.createDirectory(atPath: ws.path("moved"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: ws.path("all.csv"), toPath: ws.path("moved/all.csv"))
+        let fresh = try Workspace("csv-trial-fresh")
+        defer { fresh.cleanUp() }
+        try FileManager.default.copyItem(atPath: ws.path("moved"), toPath: fresh.path("moved"))
+        #expect(try fresh.poi(["import", "moved/all.csv", "--quiet"]).status == 0)
+        #expect(try fresh.python(Self.placesScript) == before)
+
+        // A .csvt that does not fit the file is said, not silently dropped.
+        try "String,Real,Real\n".write(toFile: fresh.path("moved/all.csvt"), atomically: true, encoding: .utf8)
+        let noted = try fresh.poi(["check", "moved/all.csv"])
+        #expect(noted.stderr.contains("all.csvt: lists 3 column types for 23 columns; not used"), "\(noted.all)")
+    }
+
+    /// What ogr2ogr writes (`-lco CREATE_CSVT=YES`, its own date format) imports typed.
+    @Test func aCSVWrittenByGDALImportsTyped() throws {
+        guard let ogr2ogr = GDALPipeTests.ogr2ogr else {
+            try Test.cancel("SKIPPED: ogr2ogr is not installed (apt-get install gdal-bin)")
+            return
+        }
+        let ws = try Workspace("csv-gdal")
+        defer { ws.cleanUp() }
+        try """
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","geometry":{"type":"Point","coordinates":[2.5,48.5]},"properties":{"name":"G","founded":"2024-03-01T10:00:00Z","n":3,"ok":true}}
+        ]}
+        """.write(toFile: ws.path("g.geojson"), atomically: true, encoding: .utf8)
+        let made = try GDALPipeTests.shell(ws, "\(ogr2ogr) -f CSV gd g.geojson -lco GEOMETRY=AS_XY -lco CREATE_CSVT=YES")
+        #expect(made.status == 0, "\(made.stderr)")
+        let imp = try ws.poi(["import", "gd/g.csv", "--json", "--quiet"])
+        #expect(try imp.status == 0 && int(ws.json(imp), "inserted") == 1, "\(imp.all)")
+        #expect(try ws.python("""
+        import pymongo, sys
+        d = pymongo.MongoClient(sys.argv[1])[sys.argv[2]].locations.find_one()
+        print(d['location']['coordinates'], sorted((k, repr(v)) for k, v in d['extra'].items()))
+        """) == "[2.5, 48.5] [('founded', 'datetime.datetime(2024, 3, 1, 10, 0)'), ('n', '3'), ('ok', 'True')]")
+    }
+
+    /// No .csvt beside a device, a FIFO or a process substitution; a warning when the CSV has
+    /// more columns than the import reads.
+    @Test func noCSVTBesideDevicesAndAWarningPastTheImportLimits() throws {
+        let ws = try Workspace("csv-dev")
+        defer { ws.cleanUp() }
+        var props = (0..<4100).map { "\"p\($0)\":\($0)" }.joined(separator: ",")
+        props = "\"name\":\"Wide\"," + props
+        try "{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[1,2]},\"properties\":{\(props)}}]}"
+            .write(toFile: ws.path("wide.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "wide.geojson", "--quiet"]).status == 0)
+        let wide = try ws.poi(["export", "-o", "wide.csv"])
+        #expect(wide.status == 0, "\(wide.all)")
+        #expect(wide.stderr.contains("warning: the CSV has 4113 columns, more than the 4096 poi import reads"), "\(wide.stderr)")
+        let fifo = ws.path("pipe.csv")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let shell = try GDALPipeTests.shell(ws, "cat pipe.csv > got.csv & \"$POI\" export --db \(ws.database) -o pipe.csv --quiet; s=$?; wait; exit $s")
+        #expect(shell.status == 0, "\(shell.stderr)")
+        #expect(try String(contentsOfFile: ws.path("got.csv"), encoding: .utf8).hasPrefix(Self.fixedHeader))
+        #expect(!FileManager.default.fileExists(atPath: ws.path("pipe.csvt")))
+        let null = try ws.poi(["export", "-o", "/dev/null", "--format", "csv", "--quiet"])
+        #expect(null.status == 0 && !FileManager.default.fileExists(atPath: "/dev/null.csvt"), "\(null.all)")
     }
 }

@@ -81,4 +81,31 @@ import Testing
             }
         }
     }
+
+    /// The other way: ogr2ogr reads `poi export --format csv` with its `.csvt`, so positions
+    /// come as written and typed columns keep their type (a boolean stays a boolean).
+    @Test func ogr2ogrReadsTheCSVExportTyped() throws {
+        guard let ogr2ogr = Self.ogr2ogr else {
+            try Test.cancel("SKIPPED: ogr2ogr is not installed (apt-get install gdal-bin)")
+            return
+        }
+        let ws = try Workspace("gdalcsv")
+        defer { ws.cleanUp() }
+        #expect(try ws.poi(["import", "Samples/landmarks.geojson", "--quiet"]).status == 1)  // deliberate rejects
+        #expect(try ws.poi(["export", "-o", "out.csv", "--quiet"]).status == 0)
+        let made = try Self.shell(ws, "\(ogr2ogr) -f GeoJSON back.geojson out.csv -oo X_POSSIBLE_NAMES=lon -oo Y_POSSIBLE_NAMES=lat")
+        #expect(made.status == 0, "\(made.stderr)")
+        let exported = try ws.python("""
+        import pymongo, sys, json
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(json.dumps(sorted([d['name'], d['location']['coordinates'], d['extra'].get('wheelchair')] for d in db.locations.find())))
+        """)
+        let read = try PoiProcess.python("""
+        import json, sys
+        fs = json.load(open(sys.argv[1]))['features']
+        print(json.dumps(sorted([f['properties']['name'], f['geometry']['coordinates'], f['properties'].get('wheelchair')] for f in fs)))
+        """, [ws.path("back.geojson")])
+        #expect(read == exported)
+        #expect(exported.contains("true"), "a boolean extra is in the samples: \(exported)")
+    }
 }

@@ -43,9 +43,12 @@ import PoiModel
 
     @Test func csvtNamesReadAsGDALWritesThem() throws {
         #expect(CSVTypeSidecar.path(forCSV: "dir/places.csv") == "dir/places.csvt")
-        #expect(CSVTypeSidecar.path(forCSV: "places.CSV.gz") == "places.csvt")
+        // As GDAL names it: the last extension replaced.
+        #expect(CSVTypeSidecar.path(forCSV: "places.CSV.gz") == "places.CSV.csvt")
         #expect(CSVTypeSidecar.path(forCSV: "p.tsv") == "p.csvt")
         #expect(CSVTypeSidecar.path(forCSV: "noext") == "noext.csvt")
+        #expect(CSVTypeSidecar.path(forCSV: "a.b/noext") == "a.b/noext.csvt")
+        #expect(CSVTypeSidecar.path(forCSV: ".hidden") == ".hidden.csvt")
         #expect(CSVTypeSidecar.path(forCSV: "-") == nil)
         let names = ["String", "integer", "Integer64", "Integer(Boolean)", "Integer(Int16)", "Real", "Real(Float32)", "Real(10.2)",
                      "Date", "DateTime", "Time", "String(JSON)", "String(20)", "JSONStringList", "WKT", "CoordX", "Point(Y)", "Nonsense"]
@@ -69,6 +72,36 @@ import PoiModel
         guard case .failure(let p) = ColumnType.json.value(text: "open") else { Issue.record("open is not JSON"); return }
         #expect(p.message.hasPrefix("typed json (--types): \"open\" is not a JSON value"), "\(p.message)")
         #expect(ColumnType(name: "JSON") == .json)
+    }
+
+    /// What ogr2ogr writes for a DateTime or Date field of a CSV with a `.csvt`.
+    @Test func gdalDatesReadAsTheirISO8601() {
+        #expect(ColumnType.gdalDateTime("2024/03/01 10:00:00+00") == "2024-03-01T10:00:00+00:00")
+        #expect(ColumnType.gdalDateTime("2024/03/01 10:00:00.5+0530") == "2024-03-01T10:00:00.5+05:30")
+        #expect(ColumnType.gdalDateTime("2024/03/01 10:00:00-03:00") == "2024-03-01T10:00:00-03:00")
+        #expect(ColumnType.gdalDateTime("2024/03/01 10:00:00") == "2024-03-01T10:00:00Z")
+        #expect(ColumnType.gdalDateTime("2024/03/01") == "2024-03-01")
+        for bad in ["2024/3/1", "2024/03/01T10:00:00", "2024/03/01 10:00", "2024/03/01 10:00:00+0", "2024/03/01 10:00:00.+00"] {
+            #expect(ColumnType.gdalDateTime(bad) == nil, "\(bad)")
+        }
+        #expect(ColumnType.date.value(text: "2024/03/01 10:00:00+00") == .success(.date(millisecondsSince1970: 1_709_287_200_000)))
+    }
+
+    /// A `""` cell is an empty text, a cell with nothing in it no value, in PoiKit's own CSV
+    /// exports (and only there: elsewhere both are "").
+    @Test func quotedEmptyAndNothingDifferOnlyInAPoiKitExport() throws {
+        let export = "id,name,lat,lon,importKey,created_at,updated_at,note,hours\n1,A,1,2,k1,,,\"\",x\n2,B,1,2,k2,,,,\n"
+        let (places, _) = try readAll(export)
+        #expect(places.map(\.extra) == [
+            JSONObject([JSONMember("note", .string("")), JSONMember("hours", .string("x"))]),
+            JSONObject(),
+        ])
+        let plain = "id,name,lat,lon,note,hours\n1,A,1,2,\"\",x\n2,B,1,2,,\n"
+        let (others, _) = try readAll(plain)
+        #expect(others.map(\.extra) == [
+            JSONObject([JSONMember("note", .string("")), JSONMember("hours", .string("x"))]),
+            JSONObject([JSONMember("note", .string("")), JSONMember("hours", .string(""))]),
+        ])
     }
 
     /// A `.csvt` beside the file types its extra columns, a blank typed cell is no value at all,

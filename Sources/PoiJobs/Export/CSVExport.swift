@@ -9,6 +9,13 @@ import PoiStore
 /// other property the GeoJSON export would write (`_source`, `imageSource`, `image` with
 /// `--with-images`, the extras under the same `NAME (extra)` rule) as a column of its own, in
 /// the order first seen over the exported places. `--fields` picks and orders columns instead.
+///
+/// Cells: text as it is, and an empty text as `""`; nothing at all for a place without the
+/// property (PostgreSQL's CSV convention, which `poi import` follows for its own exports);
+/// numbers and booleans as JSON writes them; dates in ISO 8601; lists and objects as compact
+/// JSON. A column whose values mix kinds (or hold null, or integers beyond 64 bits) is typed
+/// `String(JSON)` in the `.csvt`, and then its text values are written as JSON strings too, so
+/// each value comes back as it was.
 struct CSVExportColumns: Sendable, Equatable {
     /// The columns every export has, in order.
     static let fixed = ["id", "name", "lat", "lon", "placename", "details", "categories", "importKey",
@@ -19,74 +26,73 @@ struct CSVExportColumns: Sendable, Equatable {
 
     struct Column: Sendable, Equatable {
         var name: String
-        /// What the `.csvt` says the column holds; nil: text. A `.json` column writes every
-        /// value as JSON (a string in quotes), so a sparse or mixed column reads back exactly.
+        /// What the `.csvt` says the column holds; nil: text. Decided before the rows only for a
+        /// column of `.json` (its text values are then written as JSON).
         var type: ColumnType?
-        /// Every place has a value here (a text column's empty cell then means "").
-        var everywhere = true
     }
 
     var columns: [Column]
-    /// Whether a `.csvt` goes with the file: then cells are written for it (`.json` columns as
-    /// JSON); without one, every value is written as a person reads it (text as it is).
-    var typed: Bool
+    /// The types were chosen from a first pass over the places (every column but `--fields`'):
+    /// a row that no longer fits them means the place changed in between.
+    var surveyed: Bool
 
     var names: [String] { columns.map(\.name) }
 
-    /// The `.csvt` text: the columns' GDAL types.
-    var sidecarText: String {
-        CSVTypeSidecar.text(columns.map { column in
+    /// `--fields`: the columns named, in that order; their types are learnt while writing.
+    init(fields: [String]) {
+        columns = fields.map { Column(name: $0, type: nil) }
+        surveyed = false
+    }
+
+    init(columns: [Column], surveyed: Bool) {
+        self.columns = columns
+        self.surveyed = surveyed
+    }
+
+    /// The `.csvt` text for these columns, typed by `kinds` where the first pass did not type them.
+    func sidecarText(kinds: [Set<CSVColumnSurvey.Kind>]) -> String {
+        CSVTypeSidecar.text(columns.enumerated().map { i, column in
             switch column.name {
             case "lat", "lon": return .double
             case "created_at", "updated_at": return .date
-            default: return CSVExportColumns.fixed.contains(column.name) ? nil : column.type
+            default:
+                if CSVExportColumns.fixed.contains(column.name) { return nil }
+                if surveyed { return column.type }
+                // `--fields`: text values were written as they are, so JSON only where none is text.
+                let type = CSVColumnSurvey.type(of: kinds[i], key: column.name)
+                return type == .json && kinds[i].contains(.text) ? nil : type
             }
         })
     }
-
-    /// `--fields`: the columns named, in that order, all written as text.
-    init(fields: [String]) {
-        columns = fields.map { Column(name: $0, type: nil) }
-        typed = false
-    }
-
-    init(columns: [Column], typed: Bool) {
-        self.columns = columns
-        self.typed = typed
-    }
 }
 
-/// What the first pass over the places learns: which properties they carry beyond the fixed
-/// columns, in first-seen order, and of what kinds, so the header is known before the first
-/// row and each column gets the type that brings its values back.
+/// What a pass over the places learns: which properties they carry beyond the fixed columns,
+/// in first-seen order, and of what kinds, so the header is known before the first row and each
+/// column gets the type that brings its values back.
 struct CSVColumnSurvey {
-    private struct Seen {
-        var kinds: Set<Kind> = []
-        var count = 0
-    }
-    enum Kind: Hashable { case text, integer, double, bool, date, null, nested }
+    /// `bigInteger`: beyond 64 bits, which GDAL's Integer64 would clamp: such a column is JSON
+    /// (digits GDAL keeps as text, PoiKit reads back as the number).
+    enum Kind: Hashable, Sendable { case text, integer, bigInteger, double, bool, date, null, nested }
 
     /// The stored fields the survey reads: those `PlaceDocument.feature` turns into properties
     /// beyond the fixed columns, `imageId` (the `image` column), and the Point.
     static let projection: BSONDocument = ["location": 1, "imageId": 1, "source": 1, "imageSource": 1, "imageError": 1, "extra": 1]
 
     private var order: [String] = []
-    private var seen: [String: Seen] = [:]
-    private(set) var places = 0
+    private var kinds: [String: Set<Kind>] = [:]
 
     mutating func add(_ feature: GeoJSONFeature) {
-        places += 1
         for m in feature.properties.members where !CSVExportColumns.fixedProperties.contains(m.key) {
-            if seen[m.key] == nil { order.append(m.key) }
-            seen[m.key, default: Seen()].count += 1
-            seen[m.key]!.kinds.insert(Self.kind(m.value))
+            if kinds[m.key] == nil { order.append(m.key) }
+            kinds[m.key, default: []].insert(Self.kind(m.value))
         }
     }
 
     static func kind(_ v: JSONValue) -> Kind {
         switch v {
         case .string: return .text
-        case .integer, .bigInteger: return .integer
+        case .integer: return .integer
+        case .bigInteger: return .bigInteger
         case .double: return .double
         case .bool: return .bool
         case .date: return .date
@@ -95,39 +101,35 @@ struct CSVColumnSurvey {
         }
     }
 
-    /// The export's columns: the fixed ones, then one per property seen.
-    func columns(typed: Bool) -> CSVExportColumns {
-        var columns = CSVExportColumns.fixed.map { CSVExportColumns.Column(name: $0, type: nil) }
-        for key in order {
-            let s = seen[key]!
-            let everywhere = s.count == places
-            let type: ColumnType?
-            // PoiKit's own columns are read back by name (ColumnRole.own), whatever the .csvt says.
-            if key == PoiKitProperties.source {
-                type = .json
-            } else if PoiKitProperties.exportColumns.contains(key) || key == "image" {
-                type = nil
-            } else if s.kinds == [.text] && everywhere {
-                type = nil
-            } else if s.kinds.count == 1, let only = s.kinds.first, only != .text, only != .null, only != .nested {
-                // One scalar type: a blank cell is a place without it (GDAL's unset field).
-                switch only {
-                case .integer: type = .int
-                case .double: type = .double
-                case .bool: type = .bool
-                default: type = .date
-                }
-            } else {
-                type = .json
+    /// The type that brings a column's values back: text, one scalar type (a blank cell is a
+    /// place without it), or JSON for lists and objects and for a mix of kinds.
+    static func type(of kinds: Set<Kind>, key: String) -> ColumnType? {
+        // PoiKit's own columns are read back by name (ColumnRole.own), whatever the .csvt says.
+        if key == PoiKitProperties.source { return .json }
+        if PoiKitProperties.exportColumns.contains(key) || key == "image" { return nil }
+        if kinds.isEmpty || kinds == [.text] { return nil }
+        if kinds.count == 1 {
+            switch kinds.first! {
+            case .integer: return .int
+            case .double: return .double
+            case .bool: return .bool
+            case .date: return .date
+            default: return .json
             }
-            columns.append(CSVExportColumns.Column(name: key, type: type, everywhere: everywhere))
         }
-        return CSVExportColumns(columns: columns, typed: typed)
+        return .json
+    }
+
+    /// The export's columns: the fixed ones, then one per property seen.
+    func columns() -> CSVExportColumns {
+        var columns = CSVExportColumns.fixed.map { CSVExportColumns.Column(name: $0, type: nil) }
+        for key in order { columns.append(CSVExportColumns.Column(name: key, type: Self.type(of: kinds[key]!, key: key))) }
+        return CSVExportColumns(columns: columns, surveyed: true)
     }
 }
 
-/// A place changed between the survey and the rows (a new property, another type, a property
-/// gone): the header no longer fits it.
+/// A place changed between the survey and the rows (a new property, another type): the header
+/// no longer fits it.
 struct CSVColumnsChanged: Error {
     var place: String
     var property: String
@@ -138,64 +140,78 @@ struct CSVPlaceWriter<Sink: ByteSink> {
     private(set) var writer: CSVWriter<Sink>
     let columns: CSVExportColumns
     let precision: Int?
-    /// Columns (by index) that got a value in some row: what a `--fields` typo never gets.
-    private(set) var filled: [Bool]
+    /// A `.csvt` goes with the file: `.json` columns write their text values as JSON. Without
+    /// one, every value is written as a person reads it.
+    let typed: Bool
+    /// Each column's index by name, and the kinds of value written in each (for `--fields`' `.csvt`
+    /// and the empty-column warning).
+    private let index: [String: Int]
+    private(set) var kinds: [Set<CSVColumnSurvey.Kind>]
+    private let idColumn: Int?, latColumn: Int?, lonColumn: Int?
+    /// One row's values, reused.
+    private var cells: [JSONValue?]
 
-    init(sink: Sink, dialect: CSVDialect, columns: CSVExportColumns, precision: Int?) {
+    init(sink: Sink, dialect: CSVDialect, columns: CSVExportColumns, precision: Int?, typed: Bool) {
         writer = CSVWriter(sink: sink, dialect: dialect)
         self.columns = columns
         self.precision = precision
-        filled = Array(repeating: false, count: columns.columns.count)
+        self.typed = typed
+        var index: [String: Int] = [:]
+        for (i, name) in columns.names.enumerated() where index[name] == nil { index[name] = i }
+        self.index = index
+        idColumn = index["id"]
+        latColumn = index["lat"]
+        lonColumn = index["lon"]
+        kinds = Array(repeating: [], count: columns.columns.count)
+        cells = Array(repeating: nil, count: columns.columns.count)
     }
+
+    /// Which columns got a value in some row.
+    var filled: [Bool] { kinds.map { !$0.isEmpty } }
 
     mutating func header() throws(FormatError) {
         try writer.row(columns.names)
     }
 
-    /// One row. Throws `CSVColumnsChanged` when the place has a property the header lacks, or
-    /// a value its column's type cannot bring back (only with a survey's columns).
+    /// One row. Throws `CSVColumnsChanged` when a surveyed header does not fit the place: a
+    /// property it lacks, or a value its column's type cannot bring back.
     mutating func write(_ f: GeoJSONFeature) throws(CSVPlaceWriterError) {
-        let props = f.properties
-        if columns.typed {
-            for m in props.members where !CSVExportColumns.fixedProperties.contains(m.key) {
-                guard let column = columns.columns.first(where: { $0.name == m.key }), Self.fits(m.value, column) else {
+        for i in cells.indices { cells[i] = nil }
+        for m in f.properties.members {
+            guard let i = index[m.key], i != idColumn, i != latColumn, i != lonColumn else {
+                if columns.surveyed && !CSVExportColumns.fixedProperties.contains(m.key) {
                     throw .changed(CSVColumnsChanged(place: Self.text(f.id ?? .null), property: m.key))
                 }
+                continue
             }
+            if columns.surveyed, !Self.fits(m.value, columns.columns[i]) {
+                throw .changed(CSVColumnsChanged(place: Self.text(f.id ?? .null), property: m.key))
+            }
+            cells[i] = m.value
         }
+        if let idColumn { cells[idColumn] = f.id }
         for (i, column) in columns.columns.enumerated() {
-            let value: JSONValue?
-            switch column.name {
-            case "id": value = f.id
-            case "lat", "lon":
+            if i == latColumn || i == lonColumn {
                 var b: [UInt8] = []
-                let d = column.name == "lat" ? f.coordinate.latitude : f.coordinate.longitude
+                let d = i == latColumn ? f.coordinate.latitude : f.coordinate.longitude
                 if let precision { FixedDecimal.append(d, places: precision, trimZeros: true, to: &b) } else { ShortestDecimal.appendFixed(d, to: &b) }
                 writer.field(String(decoding: b, as: UTF8.self), isText: false)
-                filled[i] = true
+                kinds[i].insert(.double)
                 continue
-            case "categories":
-                if case .array(let items)? = props["categories"] {
-                    writer.field(Self.categoriesCell(items.compactMap(\.stringValue)))
-                    filled[i] = filled[i] || !items.isEmpty
-                } else {
-                    writer.field("")
-                }
-                continue
-            default: value = props[column.name]
             }
-            guard let value else {
-                if columns.typed, column.type == nil, column.everywhere, !CSVExportColumns.fixed.contains(column.name) {
-                    throw .changed(CSVColumnsChanged(place: Self.text(f.id ?? .null), property: column.name))
-                }
+            guard let value = cells[i] else {
                 writer.field("")
                 continue
             }
-            filled[i] = true
-            if columns.typed, column.type == .json {
+            kinds[i].insert(CSVColumnSurvey.kind(value))
+            if column.name == "categories", i != idColumn, case .array(let items) = value {
+                writer.field(Self.categoriesCell(items.compactMap(\.stringValue)))
+            } else if typed && column.type == .json {
                 writer.field(Self.json(value), isText: false)
+            } else if case .string(let s) = value {
+                writer.field(s, quoteEmpty: true)
             } else {
-                if case .string(let s) = value { writer.field(s) } else { writer.field(Self.text(value), isText: false) }
+                writer.field(Self.text(value), isText: false)
             }
         }
         do { try writer.endRow() } catch { throw .format(error) }
@@ -205,6 +221,7 @@ struct CSVPlaceWriter<Sink: ByteSink> {
 
     /// Whether `column`'s type brings `value` back as it is.
     static func fits(_ value: JSONValue, _ column: CSVExportColumns.Column) -> Bool {
+        if CSVExportColumns.fixedProperties.contains(column.name) { return true }
         switch (column.type, CSVColumnSurvey.kind(value)) {
         case (.json?, _): return true
         case (nil, .text): return true

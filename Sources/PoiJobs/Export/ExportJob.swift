@@ -60,6 +60,9 @@ public struct ExportSummary: Sendable, Codable, Equatable {
     public var typesFile: String?
     /// CSV: `--fields` columns no exported place had a value for (a misspelt name, most likely).
     public var emptyColumns: [String]?
+    /// CSV: why `poi import` could not read the file back (more columns, or a longer row, than
+    /// its limits); nil when it can.
+    public var beyondImportLimits: String?
     public var seconds = 0.0
     public init() {}
 }
@@ -176,7 +179,7 @@ public final class ExportJob {
                 } catch {
                     throw .store(queryError(error))
                 }
-                csvColumns = survey.columns(typed: options.outputPath != nil)
+                csvColumns = survey.columns()
             }
             summary.columns = csvColumns?.names
         } else {
@@ -189,7 +192,8 @@ public final class ExportJob {
             throw .file(error)
         }
         let sink = FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout", gzip: options.gzip)
-        var writer = PlaceOutput(sink: sink, options: options, csvColumns: csvColumns)
+        let sidecar = csvColumns == nil ? nil : Self.sidecarPath(for: options.outputPath)
+        var writer = PlaceOutput(sink: sink, options: options, csvColumns: csvColumns, typed: sidecar != nil)
         var lastProgress = Date.distantPast
         do throws(JobError) {
             while true {
@@ -234,11 +238,20 @@ public final class ExportJob {
                 throw JobError.configuration(.emptyResultWouldReplace(path: path))
             }
             // The `.csvt` goes in first: a reader that finds the new CSV finds its types.
-            if let csvColumns, let path = options.outputPath, let sidecar = CSVTypeSidecar.path(forCSV: path) {
-                do { try AtomicFile.write(Array(csvColumns.sidecarText.utf8), to: sidecar) } catch { throw JobError.file(error) }
+            if let csvColumns, let sidecar {
+                let text = csvColumns.sidecarText(kinds: writer.columnKinds)
+                do { try AtomicFile.write(Array(text.utf8), to: sidecar) } catch { throw JobError.file(error) }
                 summary.typesFile = sidecar
             }
             do { try file?.commit() } catch { throw JobError.file(error) }
+            if let csvColumns {
+                let limits = ReadLimits()
+                if csvColumns.columns.count > limits.maxFields {
+                    summary.beyondImportLimits = "\(csvColumns.columns.count) columns, more than the \(limits.maxFields) poi import reads"
+                } else if writer.longestRow > limits.maxRecordBytes {
+                    summary.beyondImportLimits = "a row of \(writer.longestRow) bytes, more than the \(limits.maxRecordBytes) poi import reads"
+                }
+            }
             if options.csv?.fields != nil, summary.features > 0, let csvColumns {
                 summary.emptyColumns = zip(csvColumns.names, writer.filledColumns).filter { !$0.1 }.map(\.0)
             }
@@ -279,6 +292,15 @@ public final class ExportJob {
         guard Int(st.st_size) == emptyBytes.count else { return true }
         guard let existing = try? WholeFile.read(path, limit: emptyBytes.count) else { return true }
         return existing != emptyBytes
+    }
+
+    /// The `.csvt` beside a CSV written to `path`: only for a regular file (or a new one), never
+    /// beside standard output, a device (`/dev/null`), a FIFO or a process substitution.
+    static func sidecarPath(for path: String?) -> String? {
+        guard let path, !path.hasPrefix("/dev/"), !path.hasPrefix("/proc/") else { return nil }
+        var st = stat()
+        if stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG { return nil }
+        return CSVTypeSidecar.path(forCSV: path)
     }
 
     /// Whether a CSV `path` (gzip'd or not) holds a row after its header: what an empty CSV
@@ -366,11 +388,11 @@ private struct PlaceOutput {
     private var csv: CSVPlaceWriter<FileDescriptorSink>?
     private var headerWritten = false
 
-    init(sink: FileDescriptorSink, options: ExportOptions, csvColumns: CSVExportColumns?) {
+    init(sink: FileDescriptorSink, options: ExportOptions, csvColumns: CSVExportColumns?, typed: Bool) {
         if let csv = options.csv, let csvColumns {
             var dialect = csv.tabs ? CSVDialect.tsv : .csv
             dialect.excel = csv.excel
-            self.csv = CSVPlaceWriter(sink: sink, dialect: dialect, columns: csvColumns, precision: options.precision)
+            self.csv = CSVPlaceWriter(sink: sink, dialect: dialect, columns: csvColumns, precision: options.precision, typed: typed)
         } else {
             geojson = GeoJSONWriter(sink: sink, style: options.style, precision: options.precision)
         }
@@ -397,6 +419,10 @@ private struct PlaceOutput {
         try csv!.finish()
     }
 
-    /// CSV: which columns got a value in some row.
+    /// CSV: the longest row written, in bytes.
+    var longestRow: Int { csv?.writer.longestRow ?? 0 }
+
+    /// CSV: which columns got a value in some row, and of what kinds.
     var filledColumns: [Bool] { csv?.filled ?? [] }
+    var columnKinds: [Set<CSVColumnSurvey.Kind>] { csv?.kinds ?? [] }
 }

@@ -71,8 +71,9 @@ public enum RejectsLocation {
         // Column types a GDAL `.csvt` beside the file gives (what `poi export --format csv` and
         // `ogr2ogr -lco CREATE_CSVT=YES` write): read here, where the path is known, for every
         // job that reads dumps, so `check` and `import` see the same types.
-        if dump.memberName == nil, let types = CSVTypeSidecar.types(besideCSV: dump.path) {
-            options.sidecarTypes = types
+        if dump.memberName == nil, let sidecar = CSVTypeSidecar.read(besideCSV: dump.path) {
+            options.sidecarTypes = sidecar.types
+            options.sidecarUnknownNames = sidecar.unknownNames
             options.sidecarName = CSVTypeSidecar.path(forCSV: dump.path)
         }
         return options

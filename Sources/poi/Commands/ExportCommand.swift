@@ -54,20 +54,23 @@ struct ExportCommand: ParsableCommand {
         holds ";" or "|"), importKey, imageId, thumbnailId, created_at, updated_at (ISO 8601), then \
         every other property the GeoJSON export would write (_source, imageSource, image with \
         --with-images, each extra under the same "NAME (extra)" rule) as a column of its own, in the \
-        order first seen. Text is written as it is; numbers and booleans as JSON writes them; lists \
-        and objects as compact JSON. Finding the columns takes a first pass over the places. \
-        --fields a,b,c picks and orders the columns instead (as mongoexport --fields; one pass, every \
-        value as text). --excel writes what Excel opens right by double-click: a UTF-8 byte-order \
-        mark, CRLF, and text starting with = + - @ prefixed with ' so it is not run as a formula \
-        (for people: the prefix is part of the text to any other reader).
+        order first seen. Text is written as it is, an empty text as "", and a place without the \
+        property gets nothing at all; numbers and booleans as JSON writes them; lists and objects as \
+        compact JSON. Finding the columns takes a first pass over the places. --fields a,b,c picks \
+        and orders the columns instead (as mongoexport --fields; one pass). --excel writes what \
+        Excel opens right by double-click: a UTF-8 byte-order mark, CRLF, and text starting with = + \
+        - @ prefixed with ' so it is not run as a formula (for people: the prefix is part of the \
+        text to any other reader).
 
-        Beside an -o CSV file goes its GDAL .csvt (places.csv -> places.csvt, as ogr2ogr writes with \
-        -lco CREATE_CSVT=YES): each column's type. `poi import` and ogr2ogr read it, so numbers, \
-        booleans and dates come back typed; a column whose values differ in type, or that some places \
-        lack, is String(JSON) and each of its values is written as JSON ("text" in quotes), so it \
-        comes back exactly, including which places lack it. Imported back, the CSV leaves every \
-        place unchanged (coordinates' third value aside: CSV has no column for it). Standard output \
-        gets no .csvt: values are written as text, and typed values come back as text.
+        Beside an -o CSV file goes its GDAL .csvt (places.csv -> places.csvt, places.csv.gz -> \
+        places.csv.csvt, as ogr2ogr names and writes it with -lco CREATE_CSVT=YES): each column's \
+        type. `poi import` and ogr2ogr read it, so numbers, booleans and dates come back typed. A \
+        column of lists or objects, or whose values differ in type, is String(JSON), and each of its \
+        values is written as JSON ("text" in quotes); GDAL 3.6 does not know that type, says so, and \
+        reads the column as text. Imported back, the CSV leaves every place unchanged (coordinates' \
+        third value aside: CSV has no column for it); moved without its .csvt, typed values come \
+        back as text. Standard output, a device or a pipe gets no .csvt. A CSV with more columns \
+        (4096) or a longer row (1 MiB) than `poi import` reads is written with a warning.
 
         Exit status: 0 done, 1 some images could not be copied (--with-images), 2 bad arguments, refused query, no `locations` collection or an \
         empty result refused, 3 database or disk failure.
@@ -210,6 +213,9 @@ struct ExportCommand: ParsableCommand {
             if let columns = summary.columns { text += "; \(columns.count) columns" }
             if let typesFile = summary.typesFile { text += ", their types in \(typesFile)" }
             try printOut(text)
+        }
+        if let beyond = summary.beyondImportLimits, !output.quiet {
+            printError("warning: the CSV has \(beyond): it will not import back; export GeoJSON to move these places between databases")
         }
         // A --fields name no place had: a typo, most likely (mongoexport says nothing).
         for column in summary.emptyColumns ?? [] where !output.quiet {
