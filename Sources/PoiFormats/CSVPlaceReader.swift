@@ -696,6 +696,11 @@ struct CSVRecordConverter: Sendable {
             }
             switch roles[i] {
             case .field(.categories): draft.categories = Self.categories(value)
+            // A PoiKit export writes nothing for a place without an image (none stored, or one
+            // its --with-images could not copy): no image field, so the stored link stays, as
+            // for a GeoJSON export's feature without an `image`.
+            case .field(.image) where isPoiKitExport && value.isEmpty && !(i < count && quotedEmpty(r.firstField + i)):
+                break
             case .field(let f): draft[f] = .string(value)
             case .extra(let key):
                 let type = types.isEmpty ? nil : types[i]

@@ -12,9 +12,9 @@ public struct CSVWriter<Sink: ByteSink> {
     public let dialect: CSVDialect
     private var buffer: [UInt8] = []
     private var fieldsInRow = 0
-    /// Where the current row starts in `buffer`, and the longest row so far (bytes, line end
-    /// aside): what a reader's record size limit is checked against.
-    private var rowStart = 0
+    /// The current row's values' bytes (as a reader gets them: quotes, doubled quotes and
+    /// delimiters aside), and the most of any row so far: what a reader's record size limit counts.
+    private var rowValueBytes = 0
     public private(set) var longestRow = 0
     private var started = false
     private var finished = false
@@ -43,6 +43,7 @@ public struct CSVWriter<Sink: ByteSink> {
            first == 0x3D || first == 0x2B || first == 0x2D || first == 0x40 || first == 0x09 || first == 0x0D {
             value = "'" + value
         }
+        rowValueBytes += value.utf8.count
         if value.isEmpty && quoteEmpty {
             buffer.append(contentsOf: [0x22, 0x22])
             return
@@ -66,12 +67,12 @@ public struct CSVWriter<Sink: ByteSink> {
 
     /// Ends the current row; flushes when the buffer is full.
     public mutating func endRow() throws(FormatError) {
-        longestRow = max(longestRow, buffer.count - rowStart)
+        longestRow = max(longestRow, rowValueBytes)
+        rowValueBytes = 0
         if dialect.excel { buffer.append(0x0D) }
         buffer.append(0x0A)
         fieldsInRow = 0
         if buffer.count >= Self.flushAt { try flush() }
-        rowStart = buffer.count
     }
 
     /// A whole row of text fields.

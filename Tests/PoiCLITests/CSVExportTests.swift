@@ -280,4 +280,77 @@ import Testing
         let null = try ws.poi(["export", "-o", "/dev/null", "--format", "csv", "--quiet"])
         #expect(null.status == 0 && !FileManager.default.fileExists(atPath: "/dev/null.csvt"), "\(null.all)")
     }
+
+    /// Second trial: a photo `--with-images` could not copy leaves its row's `image` cell
+    /// empty; the import keeps the stored link (same database) or traces the image it could not
+    /// have (fresh one), as for a GeoJSON export, never unlinks it silently.
+    @Test func aPhotoThatCouldNotBeCopiedIsNeverUnlinked() throws {
+        let ws = try Workspace("csv-lost-photo")
+        defer { ws.cleanUp() }
+        #expect(try ws.poi(["import", "Samples/places.csv", "--quiet"]).status == 1)  // deliberate rejects
+        let gone = try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        d = db.locations.find_one({'importKey': 'ldn-001'})
+        f = db.files.find_one({'_id': __import__('bson').ObjectId(d['imageId'])})
+        print(d['imageId'] + f['ext'])
+        """)
+        try FileManager.default.removeItem(atPath: ws.path("uploads/" + gone))
+        let exp = try ws.poi(["export", "-o", "a/p.csv", "--with-images", "a/img", "--quiet"])
+        #expect(exp.status == 1, "\(exp.all)")  // a photo could not be copied
+        let before = try ws.python(Self.placesScript)
+        let links = try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(sorted((d['importKey'], d.get('imageId')) for d in db.locations.find()))
+        """)
+        let same = try ws.poi(["import", "a/p.csv", "--json", "--quiet"])
+        let s = try ws.json(same)
+        #expect(int(s, "updated") == 0 && int(s, "unchanged") == 19, "\(same.all)")
+        #expect(try ws.python(Self.placesScript) == before)
+        #expect(try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(sorted((d['importKey'], d.get('imageId')) for d in db.locations.find()))
+        """) == links)
+
+        let fresh = try Workspace("csv-lost-photo-fresh")
+        defer { fresh.cleanUp() }
+        try FileManager.default.copyItem(atPath: ws.path("a"), toPath: fresh.path("a"))
+        let f = try fresh.poi(["import", "a/p.csv", "--json", "--quiet"])
+        #expect(f.status == 1, "\(f.all)")  // the one photo it could not have is said
+        #expect(try fresh.python("""
+        import pymongo, sys
+        d = pymongo.MongoClient(sys.argv[1])[sys.argv[2]].locations.find_one({'importKey': 'ldn-001'})
+        print('imageId' in d, d.get('imageSource') is not None, d.get('imageError') is not None)
+        """) == "False True True")
+    }
+
+    /// Second trial: the rejects file of a typed CSV export gets a `.csvt`, so a fixed row
+    /// comes back with its types; `--fields` types a column whose values share one type.
+    @Test func rejectsOfATypedExportKeepTheirTypes() throws {
+        let ws = try Workspace("csv-rejects-typed")
+        defer { ws.cleanUp() }
+        try Self.geojson.write(toFile: ws.path("n.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "n.geojson", "--quiet"]).status == 0)
+        let before = try ws.python(Self.placesScript)
+        #expect(try ws.poi(["export", "-o", "x.csv", "--quiet"]).status == 0)
+        var lines = try String(contentsOfFile: ws.path("x.csv"), encoding: .utf8).components(separatedBy: "\n")
+        let latOfFirst = ",28.000000001,"
+        #expect(lines[1].contains(latOfFirst))
+        lines[1] = lines[1].replacingOccurrences(of: latOfFirst, with: ",abc,")
+        try lines.joined(separator: "\n").write(toFile: ws.path("x.csv"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "x.csv", "--quiet"]).status == 1)
+        #expect(FileManager.default.fileExists(atPath: ws.path("x.rejects.csvt")))
+        let fixed = try String(contentsOfFile: ws.path("x.rejects.csv"), encoding: .utf8).replacingOccurrences(of: ",abc,", with: latOfFirst)
+        try fixed.write(toFile: ws.path("x.rejects.csv"), atomically: true, encoding: .utf8)
+        let again = try ws.poi(["import", "x.rejects.csv", "--json", "--quiet"])
+        let s = try ws.json(again)
+        #expect(again.status == 0 && int(s, "unchanged") == 1 && int(s, "updated") == 0, "\(again.all)")
+        #expect(try ws.python(Self.placesScript) == before)
+
+        #expect(try ws.poi(["export", "-o", "f.csv", "--fields", "name,five,flag,tags (extra),note", "--quiet"]).status == 0)
+        #expect(try String(contentsOfFile: ws.path("f.csvt"), encoding: .utf8)
+                == "\"String\",\"Integer64\",\"Integer(Boolean)\",\"String(JSON)\",\"String\"\n")
+    }
 }

@@ -32,6 +32,14 @@ import PoiModel
         #expect(String(text.dropFirst()) == "'=1+1,-3,'+x,'@SUM(A1),'-x,ok\r\n'\tindent,2\r\n")
     }
 
+    /// The longest row counts the values' bytes, as a reader's record limit does, not the quotes.
+    @Test func theLongestRowCountsValueBytes() throws {
+        var w = CSVWriter(sink: MemorySink())
+        try w.row(["\"\"\"\"", "ab"])   // 4 quote characters, written as 10 bytes
+        try w.row(["x"])
+        #expect(w.longestRow == 6)
+    }
+
     @Test func aLargeOutputIsWrittenWhole() throws {
         var w = CSVWriter(sink: MemorySink())
         for i in 0..<20_000 { try w.row(["row \(i)", "x,y"]) }

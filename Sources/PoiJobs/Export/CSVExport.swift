@@ -50,7 +50,7 @@ struct CSVExportColumns: Sendable, Equatable {
     }
 
     /// The `.csvt` text for these columns, typed by `kinds` where the first pass did not type them.
-    func sidecarText(kinds: [Set<CSVColumnSurvey.Kind>]) -> String {
+    func sidecarText(kinds: [CSVColumnSurvey.Kinds]) -> String {
         CSVTypeSidecar.text(columns.enumerated().map { i, column in
             switch column.name {
             case "lat", "lon": return .double
@@ -58,9 +58,13 @@ struct CSVExportColumns: Sendable, Equatable {
             default:
                 if CSVExportColumns.fixed.contains(column.name) { return nil }
                 if surveyed { return column.type }
-                // `--fields`: text values were written as they are, so JSON only where none is text.
-                let type = CSVColumnSurvey.type(of: kinds[i], key: column.name)
-                return type == .json && kinds[i].contains(.text) ? nil : type
+                // `--fields`: values were written as a person reads them (text as it is, null as
+                // nothing), so a column is typed only where that reads back: one scalar type
+                // (nulls aside, which come back missing), or lists and objects alone.
+                var written = kinds[i]
+                written.remove(.null)
+                let type = CSVColumnSurvey.type(of: written, key: column.name)
+                return type == .json && written.contains(.text) ? nil : type
             }
         })
     }
@@ -72,19 +76,34 @@ struct CSVExportColumns: Sendable, Equatable {
 struct CSVColumnSurvey {
     /// `bigInteger`: beyond 64 bits, which GDAL's Integer64 would clamp: such a column is JSON
     /// (digits GDAL keeps as text, PoiKit reads back as the number).
-    enum Kind: Hashable, Sendable { case text, integer, bigInteger, double, bool, date, null, nested }
+    enum Kind: UInt8, Hashable, Sendable, CaseIterable { case text, integer, bigInteger, double, bool, date, null, nested }
+
+    /// A set of kinds as bits: asked for every cell, where a `Set` would hash each time.
+    struct Kinds: Equatable, Sendable {
+        private(set) var bits: UInt8 = 0
+        static let empty = Kinds()
+        init() {}
+        init(_ kinds: [Kind]) { for k in kinds { insert(k) } }
+        var isEmpty: Bool { bits == 0 }
+        var count: Int { bits.nonzeroBitCount }
+        mutating func insert(_ k: Kind) { bits |= 1 << k.rawValue }
+        mutating func remove(_ k: Kind) { bits &= ~(1 << k.rawValue) }
+        func contains(_ k: Kind) -> Bool { bits & (1 << k.rawValue) != 0 }
+        /// The only kind, when there is exactly one.
+        var only: Kind? { count == 1 ? Kind(rawValue: UInt8(bits.trailingZeroBitCount)) : nil }
+    }
 
     /// The stored fields the survey reads: those `PlaceDocument.feature` turns into properties
     /// beyond the fixed columns, `imageId` (the `image` column), and the Point.
     static let projection: BSONDocument = ["location": 1, "imageId": 1, "source": 1, "imageSource": 1, "imageError": 1, "extra": 1]
 
     private var order: [String] = []
-    private var kinds: [String: Set<Kind>] = [:]
+    private var kinds: [String: Kinds] = [:]
 
     mutating func add(_ feature: GeoJSONFeature) {
         for m in feature.properties.members where !CSVExportColumns.fixedProperties.contains(m.key) {
             if kinds[m.key] == nil { order.append(m.key) }
-            kinds[m.key, default: []].insert(Self.kind(m.value))
+            kinds[m.key, default: Kinds()].insert(Self.kind(m.value))
         }
     }
 
@@ -103,13 +122,13 @@ struct CSVColumnSurvey {
 
     /// The type that brings a column's values back: text, one scalar type (a blank cell is a
     /// place without it), or JSON for lists and objects and for a mix of kinds.
-    static func type(of kinds: Set<Kind>, key: String) -> ColumnType? {
+    static func type(of kinds: Kinds, key: String) -> ColumnType? {
         // PoiKit's own columns are read back by name (ColumnRole.own), whatever the .csvt says.
         if key == PoiKitProperties.source { return .json }
         if PoiKitProperties.exportColumns.contains(key) || key == "image" { return nil }
-        if kinds.isEmpty || kinds == [.text] { return nil }
-        if kinds.count == 1 {
-            switch kinds.first! {
+        if kinds.isEmpty || kinds == Kinds([.text]) { return nil }
+        if let only = kinds.only {
+            switch only {
             case .integer: return .int
             case .double: return .double
             case .bool: return .bool
@@ -146,7 +165,7 @@ struct CSVPlaceWriter<Sink: ByteSink> {
     /// Each column's index by name, and the kinds of value written in each (for `--fields`' `.csvt`
     /// and the empty-column warning).
     private let index: [String: Int]
-    private(set) var kinds: [Set<CSVColumnSurvey.Kind>]
+    private(set) var kinds: [CSVColumnSurvey.Kinds]
     private let idColumn: Int?, latColumn: Int?, lonColumn: Int?
     /// One row's values, reused.
     private var cells: [JSONValue?]
@@ -162,7 +181,7 @@ struct CSVPlaceWriter<Sink: ByteSink> {
         idColumn = index["id"]
         latColumn = index["lat"]
         lonColumn = index["lon"]
-        kinds = Array(repeating: [], count: columns.columns.count)
+        kinds = Array(repeating: CSVColumnSurvey.Kinds(), count: columns.columns.count)
         cells = Array(repeating: nil, count: columns.columns.count)
     }
 

@@ -424,5 +424,5 @@ private struct PlaceOutput {
 
     /// CSV: which columns got a value in some row, and of what kinds.
     var filledColumns: [Bool] { csv?.filled ?? [] }
-    var columnKinds: [Set<CSVColumnSurvey.Kind>] { csv?.kinds ?? [] }
+    var columnKinds: [CSVColumnSurvey.Kinds] { csv?.kinds ?? [] }
 }

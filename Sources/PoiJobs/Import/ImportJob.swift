@@ -171,7 +171,8 @@ public final class ImportJob {
                          delimiter: delimiter, quoting: reader.csvQuoting)
         }
         let rejects = RejectsWriter(path: rejectsPath, style: style, enabled: writesRejects, inputs: inputs,
-                                    encoding: reader.encoding)
+                                    encoding: reader.encoding,
+                                    columnTypes: reader.format == .geojson ? nil : readOptions.sidecarTypes)
         let fileIndex = keys.beginFile(file, format: reader.format)
         var keyAnnouncement = KeyAnnouncement(file: file, reader: reader, mapping: options.read.mapping)
         if let notice = keyAnnouncement.atStart() { observer(.keyNotice(notice)) }

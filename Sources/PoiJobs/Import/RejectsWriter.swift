@@ -41,7 +41,13 @@ final class RejectsWriter {
     /// Converts the UTF-8 rows back to the input's encoding (CSV in another encoding only).
     private let encoder: TextEncoding.Encoder?
 
-    init(path: String, style: Style, enabled: Bool = true, inputs: [String] = [], encoding: TextEncoding? = nil) {
+    /// The input's column types (its `.csvt`): the rejects file gets a `.csvt` of its own, so a
+    /// fixed row of a typed CSV export reads back with its types.
+    private let columnTypes: [ColumnType?]?
+
+    init(path: String, style: Style, enabled: Bool = true, inputs: [String] = [], encoding: TextEncoding? = nil,
+         columnTypes: [ColumnType?]? = nil) {
+        self.columnTypes = columnTypes
         self.path = path
         self.style = style
         self.enabled = enabled
@@ -116,6 +122,14 @@ final class RejectsWriter {
         }
         if case .geojson = style { buffer.append(contentsOf: "\n]}\n".utf8) }
         try flush()
+        // The types first, as an export writes them: a reader that finds the file finds them.
+        if let columnTypes, case .csv = style, !path.hasPrefix("/dev/"), let sidecar = CSVTypeSidecar.path(forCSV: path) {
+            var st = stat()
+            if stat(path, &st) != 0 || (st.st_mode & S_IFMT) == S_IFREG {
+                let text = CSVTypeSidecar.text(columnTypes + Self.reasonColumns.map { _ in nil })
+                do { try AtomicFile.write(Array(text.utf8), to: sidecar) } catch { throw .writeFailed(file: sidecar, reason: error.reason) }
+            }
+        }
         do { try file.commit() } catch { throw .writeFailed(file: path, reason: error.reason) }
         self.file = nil
     }
