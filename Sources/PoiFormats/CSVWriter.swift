@@ -98,18 +98,7 @@ public struct CSVWriter<Sink: ByteSink> {
     }
 
     private mutating func flush() throws(FormatError) {
-        guard !buffer.isEmpty else { return }
-        // Moved out while the sink writes, as GeoJSONWriter does: a copy of a MemorySink would
-        // share (and copy) its array on every flush.
-        var pending: [UInt8] = []
-        swap(&pending, &buffer)
-        var failure: FormatError?
-        pending.withUnsafeBytes { b in
-            do throws(FormatError) { try sink.write(b) } catch { failure = error }
-        }
-        pending.removeAll(keepingCapacity: true)
-        swap(&pending, &buffer)
-        if let failure { throw failure }
+        try sink.write(draining: &buffer)
     }
 }
 

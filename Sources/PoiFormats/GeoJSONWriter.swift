@@ -121,19 +121,7 @@ public struct GeoJSONWriter<Sink: ByteSink> {
     }
 
     private mutating func flush() throws(FormatError) {
-        guard !buffer.isEmpty else { return }
-        // The buffer is moved out while the sink writes, not the sink copied: a copy of a
-        // `MemorySink` shares its array, so each flush copied everything written so far, and a
-        // 100k-place GeoJSON answer of `poi serve` took quadratic time (new-user trial, issue 25).
-        var pending: [UInt8] = []
-        swap(&pending, &buffer)
-        var failure: FormatError?
-        pending.withUnsafeBytes { b in
-            do throws(FormatError) { try sink.write(b) } catch { failure = error }
-        }
-        pending.removeAll(keepingCapacity: true)
-        swap(&pending, &buffer)
-        if let failure { throw failure }
+        try sink.write(draining: &buffer)
     }
 
     private mutating func appendFeature(_ f: GeoJSONFeature) {

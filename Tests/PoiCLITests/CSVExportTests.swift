@@ -23,18 +23,9 @@ import Testing
 
     /// Every place's stored fields that an import sets, as pymongo sees them (types included).
     static let placesScript = """
-    import pymongo, sys, json, datetime, bson
+    import pymongo, sys, json
     db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
-    def t(v):
-        if v is None: return 'null'
-        if isinstance(v, bool): return 'bool:' + str(v)
-        if isinstance(v, int): return 'int:' + str(v)
-        if isinstance(v, float): return 'double:' + repr(v)
-        if isinstance(v, datetime.datetime): return 'date:' + v.isoformat()
-        if isinstance(v, bson.decimal128.Decimal128): return 'decimal128:' + str(v)
-        if isinstance(v, dict): return {k: t(x) for k, x in v.items()}
-        if isinstance(v, list): return [t(x) for x in v]
-        return type(v).__name__ + ':' + str(v)
+    \(PythonTypedValues.function)
     out = {}
     for d in db.locations.find():
         out[d['importKey']] = {k: t(d.get(k)) for k in ('name', 'placename', 'details', 'categories', 'location', 'extra', 'source')}

@@ -17,15 +17,9 @@ import Testing
 
     /// Each stored place's extra as pymongo sees it: BSON type names and values.
     static let extraScript = """
-    import pymongo, sys, json, datetime
+    import pymongo, sys, json
     db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
-    def t(v):
-        if v is None: return 'null'
-        if isinstance(v, bool): return 'bool:' + str(v)
-        if isinstance(v, int): return 'int:' + str(v)
-        if isinstance(v, float): return 'double:' + repr(v)
-        if isinstance(v, datetime.datetime): return 'date:' + v.isoformat()
-        return type(v).__name__ + ':' + str(v)
+    \(PythonTypedValues.function)
     out = {d['name']: {k: t(v) for k, v in d.get('extra', {}).items()} for d in db.locations.find()}
     out['big'] = sorted(d['name'] for d in db.locations.find({'extra.population': {'$gt': 1000}}))
     print(json.dumps(out, sort_keys=True))

@@ -75,3 +75,22 @@ struct WorkspaceError: Error, CustomStringConvertible {
 }
 
 func int(_ object: [String: Any], _ key: String) -> Int? { object[key] as? Int }
+
+/// Python for the tests that read stored values with pymongo: `t(v)` names a value's BSON type
+/// with it (`int:5`, `double:5.0`, `date:…`, `decimal128:…`), into lists and objects, so a
+/// test tells 5 from 5.0 and "5" in one string comparison.
+enum PythonTypedValues {
+    static let function = """
+    import datetime, bson
+    def t(v):
+        if v is None: return 'null'
+        if isinstance(v, bool): return 'bool:' + str(v)
+        if isinstance(v, int): return 'int:' + str(v)
+        if isinstance(v, float): return 'double:' + repr(v)
+        if isinstance(v, datetime.datetime): return 'date:' + v.isoformat()
+        if isinstance(v, bson.decimal128.Decimal128): return 'decimal128:' + str(v)
+        if isinstance(v, dict): return {k: t(x) for k, x in v.items()}
+        if isinstance(v, list): return [t(x) for x in v]
+        return type(v).__name__ + ':' + str(v)
+    """
+}
