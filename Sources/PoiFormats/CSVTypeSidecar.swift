@@ -28,6 +28,16 @@ public enum CSVTypeSidecar {
         read(besideCSV: path)?.types
     }
 
+    /// The `.csvt` to write beside an output CSV at `path`: only for a regular file (or a new
+    /// one), never beside standard output, a device (`/dev/null`), a FIFO or a process
+    /// substitution (`/dev/fd/63`), where a file of that name would be a stray or fail.
+    public static func path(besideOutput path: String?) -> String? {
+        guard let path, !path.hasPrefix("/dev/"), !path.hasPrefix("/proc/") else { return nil }
+        var st = stat()
+        if stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG { return nil }
+        return self.path(forCSV: path)
+    }
+
     /// The file's types, and the names in it GDAL does not define (read as text).
     public struct Contents: Sendable, Equatable {
         public var types: [ColumnType?]

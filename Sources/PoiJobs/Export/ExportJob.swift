@@ -192,7 +192,7 @@ public final class ExportJob {
             throw .file(error)
         }
         let sink = FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout", gzip: options.gzip)
-        let sidecar = csvColumns == nil ? nil : Self.sidecarPath(for: options.outputPath)
+        let sidecar = csvColumns == nil ? nil : CSVTypeSidecar.path(besideOutput: options.outputPath)
         var writer = PlaceOutput(sink: sink, options: options, csvColumns: csvColumns, typed: sidecar != nil)
         var lastProgress = Date.distantPast
         do throws(JobError) {
@@ -292,15 +292,6 @@ public final class ExportJob {
         guard Int(st.st_size) == emptyBytes.count else { return true }
         guard let existing = try? WholeFile.read(path, limit: emptyBytes.count) else { return true }
         return existing != emptyBytes
-    }
-
-    /// The `.csvt` beside a CSV written to `path`: only for a regular file (or a new one), never
-    /// beside standard output, a device (`/dev/null`), a FIFO or a process substitution.
-    static func sidecarPath(for path: String?) -> String? {
-        guard let path, !path.hasPrefix("/dev/"), !path.hasPrefix("/proc/") else { return nil }
-        var st = stat()
-        if stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG { return nil }
-        return CSVTypeSidecar.path(forCSV: path)
     }
 
     /// Whether a CSV `path` (gzip'd or not) holds a row after its header: what an empty CSV

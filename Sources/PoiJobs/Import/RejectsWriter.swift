@@ -123,12 +123,9 @@ final class RejectsWriter {
         if case .geojson = style { buffer.append(contentsOf: "\n]}\n".utf8) }
         try flush()
         // The types first, as an export writes them: a reader that finds the file finds them.
-        if let columnTypes, case .csv = style, !path.hasPrefix("/dev/"), let sidecar = CSVTypeSidecar.path(forCSV: path) {
-            var st = stat()
-            if stat(path, &st) != 0 || (st.st_mode & S_IFMT) == S_IFREG {
-                let text = CSVTypeSidecar.text(columnTypes + Self.reasonColumns.map { _ in nil })
-                do { try AtomicFile.write(Array(text.utf8), to: sidecar) } catch { throw .writeFailed(file: sidecar, reason: error.reason) }
-            }
+        if let columnTypes, case .csv = style, let sidecar = CSVTypeSidecar.path(besideOutput: path) {
+            let text = CSVTypeSidecar.text(columnTypes + Self.reasonColumns.map { _ in nil })
+            do { try AtomicFile.write(Array(text.utf8), to: sidecar) } catch { throw .writeFailed(file: sidecar, reason: error.reason) }
         }
         do { try file.commit() } catch { throw .writeFailed(file: path, reason: error.reason) }
         self.file = nil
