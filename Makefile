@@ -13,7 +13,7 @@ help:
 	@echo "make test    set up and run every test against a live server"
 	@echo "make setup | build | db-start | db-stop | clean"
 	@echo "make bench   every benchmark beside its peers, one table (out/bench.json)"
-	@echo "make crash-test | fault-test | hostile-test | fuzz SECONDS=N   reliability suites and fuzzers"
+	@echo "make crash-test | fault-test | hostile-test | arena-test | fuzz SECONDS=N   reliability suites and fuzzers"
 	@echo "make lint    the module rules of DESIGN §3 (self-test first, then this tree)"
 
 setup:
@@ -70,6 +70,13 @@ bench-webp:
 SECONDS ?= 30
 fuzz-images:
 	@scripts/fuzz-images.sh $(SECONDS)
+
+# Decode arenas (issue 26), under ASan/UBSan: libjpeg's memory limit refuses exactly the same
+# images with the same message with and without an arena, byte by byte around each threshold,
+# and a longjmp out of libjpeg's own manager leaves the arena reusable (scripts/arena-limit-test.sh).
+.PHONY: arena-test
+arena-test:
+	@scripts/arena-limit-test.sh
 
 # Jobs benchmark (issue 6): poi import/export vs pymongo scripts, same server, same run
 # (BENCH_ROWS=, DRY_ROWS= to resize).

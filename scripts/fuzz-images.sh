@@ -11,10 +11,11 @@ CLANG=${CLANG:-$(command -v clang || echo /opt/swift/usr/bin/clang)}
 OUT=.fuzz
 mkdir -p "$OUT/bin"
 SRC=(Sources/CCodecs/common.c Sources/CCodecs/dispatch.c Sources/CCodecs/jpeg_codec.c Sources/CCodecs/png_codec.c
-     Sources/CCodecs/pixels.c Sources/CCodecs/versions.c Sources/CCodecs/color.c Sources/CCodecs/webp_codec.c)
+     Sources/CCodecs/pixels.c Sources/CCodecs/versions.c Sources/CCodecs/color.c Sources/CCodecs/webp_codec.c
+     Sources/CCodecs/arena.c)
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -ISources/CCodecs/include -ISources/CCodecs)
-LIBS=($(pkg-config --cflags --libs libjpeg libpng lcms2 libwebp) -lm)
+LIBS=($(pkg-config --cflags --libs libjpeg libpng lcms2 libwebp libdeflate) -lm)
 
 # (ld.gold chatters about ASan-local symbols; the log is shown only when the build fails)
 for spec in jpeg:1 png:2; do

@@ -21,7 +21,7 @@ import json, os, re, shutil, subprocess, sys, tempfile
 
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Musl", "Darwin", "Synchronization"}
 POI = {"PoiModel", "PoiFiles", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiServer"}
-C_MODULES = {"CJPEG", "CPNG", "CLCMS2", "CWebP", "CMongoC", "CZlib", "CCodecs"}
+C_MODULES = {"CJPEG", "CPNG", "CLCMS2", "CWebP", "CDeflate", "CMongoC", "CZlib", "CCodecs"}
 # PoiFiles' API speaks swift-system's FilePath, so whoever may import PoiFiles may name it too.
 FILES = {"PoiFiles", "SystemPackage"}
 SERVER_PREFIXES = ("Hummingbird", "NIO")
@@ -47,7 +47,9 @@ RULES = {
     "CZlib": Rule(kind="modulemap"),
     # libwebp (issue 27): WebP thumbnails, encoded by CCodecs' C only (never decoded).
     "CWebP": Rule(kind="modulemap"),
-    "CCodecs": Rule(allowed={"CJPEG", "CPNG", "CLCMS2", "CWebP"}, kind="c"),
+    # libdeflate (issue 26): a PNG's image data inflated in one call, by CCodecs' C only.
+    "CDeflate": Rule(kind="modulemap"),
+    "CCodecs": Rule(allowed={"CJPEG", "CPNG", "CLCMS2", "CWebP", "CDeflate"}, kind="c"),
     "PoiModel": Rule(allowed=SYSTEM | {"Crypto"}),
     "PoiFiles": Rule(allowed=SYSTEM | {"SystemPackage"}),
     "PoiFormats": Rule(allowed=SYSTEM | {"PoiModel", "CZlib"} | FILES),
@@ -68,7 +70,7 @@ RULES = {
 C_HEADERS = {"assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "setjmp.h",
              "stdarg.h", "stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdlib.h", "string.h",
              "jpeglib.h", "jerror.h", "jconfig.h", "jmorecfg.h", "png.h", "pngconf.h", "pnglibconf.h", "lcms2.h",
-             "webp/encode.h", "webp/types.h"}
+             "webp/encode.h", "webp/types.h", "libdeflate.h"}
 DOCS = {".md"}
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate)\s+)?"
                     r"import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?([A-Za-z_]\w*)")

@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 # libjpeg-turbo-progs: cjpeg writes the progressive scripts ProgressiveDCTests need, djpeg is
 # make bench-images' floor (libjpeg-turbo alone at 1/8).
 # libwebp-dev: WebP thumbnails (--format webp, CCodecs/webp_codec.c; issue 27).
-DEBS=(libpng-dev libjpeg-dev liblcms2-dev libwebp-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin
+# libdeflate-dev: a PNG's image data inflated in one call (CCodecs/png_codec.c; issue 26).
+DEBS=(libpng-dev libjpeg-dev liblcms2-dev libwebp-dev libdeflate-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin
       imagemagick-6.q16 nodejs node-express node-mongodb icc-profiles-free libgs-common libjpeg-turbo-progs)
 missing=()
 for p in "${DEBS[@]}"; do

@@ -12,6 +12,10 @@ int cc_tiff_orientation(const uint8_t *tiff, size_t len);  /* bare TIFF (PNG eXI
 int cc_pixels_over_limit(uint64_t width, uint64_t height, uint64_t max_pixels);
 cc_result cc_image_alloc(cc_image *img, uint32_t w, uint32_t h, int channels, int bps);
 
+/* Arena (arena.c). One decode at a time per arena. */
+void *cc_arena_alloc(cc_arena *arena, size_t size); /* >= 64-byte aligned; NULL when out of memory; valid until cc_arena_reset */
+void cc_arena_reset(cc_arena *arena);               /* end of one decode: every allocation gone, memory kept */
+
 cc_result cc_jpeg_probe(const uint8_t *data, size_t len, uint64_t max_pixels, cc_info *info);
 cc_result cc_jpeg_decode(const uint8_t *data, size_t len, const cc_decode_options *opt,
                          cc_info *info, cc_image *out);

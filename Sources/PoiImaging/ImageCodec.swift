@@ -52,11 +52,12 @@ public enum ImageCodec {
     }
 
     static func decodeC(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions, scaleDenominator: Int,
-                        shrink: Int, info: inout ImageInfo) throws(ImageError) -> CImage {
+                        shrink: Int, arena: DecodeArena? = nil, info: inout ImageInfo) throws(ImageError) -> CImage {
         var opts = cc_decode_options(max_pixels: UInt64(max(0, options.maxPixels)), lenient: options.lenient ? 1 : 0,
                                      scale_denom: Int32(scaleDenominator), shrink: Int32(shrink),
                                      color_manage: options.colorManaged ? 1 : 0,
-                                     every_scan: options.everyScan ? 1 : 0)
+                                     every_scan: options.everyScan ? 1 : 0,
+                                     whole_inflate_max: max(0, options.pngWholeInflateBytes), arena: arena?.raw)
         var cinfo = cc_info()
         var out = cc_image()
         let result = cc_decode(base(bytes), bytes.count, &opts, &cinfo, &out)

@@ -110,6 +110,11 @@ public struct DecodeOptions: Sendable, Hashable {
     /// coefficients are complete (the 1/8 image is the same; tests compare the two).
     var everyScan = false
 
+    /// PNG: the image data is inflated in one libdeflate call when the inflated image plus its
+    /// joined IDAT chunks need at most this many bytes, and streamed through zlib otherwise (0).
+    /// Set by `ThumbnailBudget`, which reserves those bytes (`Thumbnailer.pngWholeInflateBytes`).
+    var pngWholeInflateBytes = 0
+
     public init(maxPixels: Int = DecodeOptions.defaultMaxPixels, lenient: Bool = false, colorManaged: Bool = true) {
         self.maxPixels = maxPixels
         self.lenient = lenient

@@ -10,7 +10,8 @@
  * reentrant and may run concurrently on many threads).
  *
  * Memory: pixel buffers returned in a cc_image are malloc'd and released with cc_image_free;
- * encoded bytes are malloc'd and released with cc_free. */
+ * encoded bytes are malloc'd and released with cc_free. A decode given a cc_arena takes the
+ * library's working memory from it instead of malloc (never the returned pixels). */
 #ifndef CCODECS_H
 #define CCODECS_H
 
@@ -66,6 +67,9 @@ typedef struct {
     /* Why an embedded profile was not used (damaged, refused by Little CMS, wrong colour space);
      * "" when there is none or it was used. The image is then treated as untagged. */
     char icc_warning[CC_MESSAGE_MAX];
+    /* PNG decode: the image data was inflated ahead in one libdeflate call (whole_inflate_max),
+     * not streamed through zlib. Same pixels either way; for tests and profiles. */
+    int png_whole_inflate;
 } cc_info;
 
 typedef struct {
@@ -76,6 +80,17 @@ typedef struct {
     size_t stride;
 } cc_image;
 
+/* A decode arena (arena.c): one imaging worker's memory for the library's working buffers,
+ * kept between decodes so the next image reuses pages already mapped. One decode at a time per
+ * arena (not locked). cc_decode resets it when it returns (every allocation gone, the memory
+ * kept); cc_arena_release gives every byte back to the system between decodes and leaves the
+ * arena usable; cc_arena_destroy frees it (NULL is ignored). */
+typedef struct cc_arena cc_arena;
+cc_arena *cc_arena_create(void); /* NULL when out of memory */
+void cc_arena_destroy(cc_arena *arena);
+size_t cc_arena_retained(const cc_arena *arena);   /* bytes held between decodes */
+void cc_arena_release(cc_arena *arena);            /* give every byte back to the system; stays usable */
+
 typedef struct {
     uint64_t max_pixels;  /* width*height limit checked before any pixel allocation; 0 = none */
     int lenient;          /* keep images that produced corrupt-data warnings */
@@ -84,6 +99,10 @@ typedef struct {
     int color_manage;     /* convert pixels tagged with an ICC profile to sRGB (Little CMS 2) */
     int every_scan;       /* JPEG progressive at 1/8: decode every scan (0, the default: only
                            * as far as the 1/8 image needs; same pixels) */
+    size_t whole_inflate_max; /* PNG: inflate all image data in one call (libdeflate) when that needs at most this many bytes; 0 = stream through zlib */
+    cc_arena *arena;      /* JPEG: libjpeg's per-image working memory (coefficient arrays, row
+                           * buffers) comes from this arena and is kept for the next decode;
+                           * reset when the decode returns. NULL = malloc'd and freed per image */
 } cc_decode_options;
 
 /* Format from the first bytes (magic), never from a name. */

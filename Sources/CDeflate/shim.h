@@ -1,0 +1,3 @@
+/* libdeflate (Debian libdeflate-dev): CCodecs/png_codec.c inflates a PNG's image data in one call
+ * with it when the whole buffer fits the image's memory reservation (issue 26). */
+#include <libdeflate.h>
