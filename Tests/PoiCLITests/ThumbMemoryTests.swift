@@ -23,6 +23,22 @@ import Testing
         return (0..<3).map { dir.appendingPathComponent("big\($0).jpg").path }
     }
 
+    /// Three 4000x3000 PNGs (36 MB of image data each once inflated), for the libdeflate path.
+    static let pngs: Result<[String], any Error> = Result {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-thumb-memory-png-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let made = try PoiProcess.python("""
+            import sys
+            from PIL import Image
+            src = Image.open(sys.argv[1]).convert("RGB").resize((4000, 3000), Image.BILINEAR)
+            for i, t in enumerate([None, Image.FLIP_LEFT_RIGHT, Image.FLIP_TOP_BOTTOM]):
+                (src if t is None else src.transpose(t)).save(f"{sys.argv[2]}/big{i}.png", compress_level=6)
+            print("ok")
+            """, [ThumbCommandTests.image("coffee.jpg"), dir.path])
+        guard made == "ok" else { throw CocoaError(.fileWriteUnknown) }
+        return (0..<3).map { dir.appendingPathComponent("big\($0).png").path }
+    }
+
     /// Runs `poi` under a Python parent; returns its exit status and peak RSS in bytes.
     static func peakRSS(_ arguments: [String]) throws -> (status: Int, bytes: Int) {
         let out = try PoiProcess.python("""
@@ -55,6 +71,20 @@ import Testing
         #expect(r.bytes <= base + 200 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB, baseline \(base / Self.megabyte) MB")
         // And it did hold one of them: more than 120 MB over the baseline.
         #expect(r.bytes > base + 120 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB, baseline \(base / Self.megabyte) MB")
+    }
+
+    /// A PNG inflated in one call (libdeflate, issue 26) reserves its whole image data: within
+    /// 200 MB two do so side by side, within 100 MB they stream through zlib; either way the peak
+    /// stays within the budget and every thumbnail is the same.
+    @Test(arguments: [200, 100])
+    func pngsInflatedWholeStayWithinTheBudget(megabytes: Int) throws {
+        let files = try Self.pngs.get()
+        let base = try Self.baseline()
+        let out = try ThumbCommandTests.tempDir("memory-png-\(megabytes)")
+        let r = try Self.peakRSS(["thumb"] + files + ["-o", out.path, "--jobs", "2", "--memory", "\(megabytes)"])
+        #expect(r.status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == 3)
+        #expect(r.bytes <= base + megabytes * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB, baseline \(base / Self.megabyte) MB")
     }
 
     /// 400 MB holds two: they decode side by side (the all-or-nothing gate ran each alone).

@@ -56,6 +56,39 @@ import Testing
         #expect(idle.runningTickets == [big] && idle.waitingTickets == [next])
     }
 
+    /// Idle decode arenas: their bytes count like reservations; an admitted image takes the one
+    /// that keeps the most within its reservation (else the smallest, and its reservation grows
+    /// to it), so it costs only what it needs beyond its arena; an image that would start but
+    /// for the idle arenas says so (the budget then gives their memory back).
+    @Test func idleArenasCountTheirBytesAndGoToTheImagesTheyFit() {
+        var q = BudgetQueue(capacity: 100)
+        let a = q.arrive(60), b = q.arrive(30)
+        q.adopt(arena: 7, by: a)
+        q.adopt(arena: 8, by: b)
+        q.finish(a, arenaBytes: 55)
+        q.finish(b, arenaBytes: 25)
+        #expect(q.held == 80 && q.reserved == 0 && q.idleArenas == [7: 55, 8: 25] && q.isIdle)
+
+        let c = q.arrive(50)             // would take arena 8 (25 fits within 50)
+        // 0 + 80 - 25 + 50 = 105 > 100: it waits, and only on the idle arenas
+        #expect(q.waitingTickets == [c] && q.waitsOnHeld)
+        #expect(Set(q.dropIdleArenas()) == [7, 8])
+        #expect(q.runningTickets == [c] && q.reserved == 50 && q.held == 0 && q.lent[c] == nil)
+        q.adopt(arena: 9, by: c)
+        q.finish(c, arenaBytes: 40)
+
+        let d = q.arrive(45)             // arena 9 (40) fits: 0 + 40 - 40 + 45 = 45
+        #expect(q.runningTickets == [d] && q.lent[d] == 9 && q.reserved == 45 && q.held == 0)
+        q.finish(d, arenaBytes: 90)      // it grew past the estimate: idle, counted
+
+        let e = q.arrive(10)             // only arena 9 (90), too big: taken, reservation grows to 90
+        #expect(q.runningTickets == [e] && q.lent[e] == 9 && q.reserved == 90)
+        let f = q.arrive(20)             // 90 + 20 > 100, whatever is idle: not waiting on held
+        #expect(q.waitingTickets == [f] && !q.waitsOnHeld)
+        q.finish(e, arenaBytes: 90)      // f takes arena 9 at 90: 0 + 90 - 90 + 90
+        #expect(q.runningTickets == [f] && q.lent[f] == 9 && q.reserved == 90 && q.held == 0)
+    }
+
     @Test func defaultIs100MBPlus60MBPerWorker() {
         #expect(ThumbnailBudget.defaultBytes(jobs: 1) == 160 << 20)
         #expect(ThumbnailBudget.defaultBytes(jobs: 2) == 220 << 20)

@@ -1,0 +1,115 @@
+import CCodecs
+import Foundation
+import Testing
+@testable import PoiImaging
+
+/// Issue 26: a PNG's image data inflated ahead by libdeflate, and the decoders' working memory
+/// from a worker's arena. Both are promised to change nothing but speed: every fixture decodes to
+/// the same status, message and pixels as through zlib and malloc.
+@Suite struct DecodeMemoryTests {
+    struct Decoded: Equatable {
+        var status: UInt32, message: String, width: UInt32, height: UInt32, channels: Int32, pixels: [UInt8]
+        var wholeInflate: Bool
+        static func == (a: Decoded, b: Decoded) -> Bool {
+            (a.status, a.message, a.width, a.height, a.channels, a.pixels) == (b.status, b.message, b.width, b.height, b.channels, b.pixels)
+        }
+    }
+
+    static func decode(_ bytes: [UInt8], scale: Int = 1, shrink: Int = 1, lenient: Bool = false,
+                       wholeInflate: Int = 0, arena: DecodeArena? = nil) -> Decoded {
+        var opts = cc_decode_options(max_pixels: 0, lenient: lenient ? 1 : 0, scale_denom: Int32(scale),
+                                     shrink: Int32(shrink), color_manage: 1, every_scan: 0,
+                                     whole_inflate_max: wholeInflate, arena: arena?.raw)
+        var info = cc_info()
+        var out = cc_image()
+        let r = bytes.withUnsafeBytes { cc_decode($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, &opts, &info, &out) }
+        defer { cc_image_free(&out) }
+        let message = withUnsafeBytes(of: r.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        let pixels = out.pixels.map { Array(UnsafeBufferPointer(start: $0, count: out.stride * Int(out.height))) } ?? []
+        return Decoded(status: r.status.rawValue, message: message, width: out.width, height: out.height,
+                       channels: out.channels, pixels: pixels, wholeInflate: info.png_whole_inflate != 0)
+    }
+
+    /// Every image file the fixtures have: decodable ones of every kind, hostile ones, fuzzer finds.
+    static func allFixtureFiles() throws -> [(name: String, bytes: [UInt8])] {
+        let fx = try Fixtures.load()
+        let regressions = Fixtures.repoRoot.appendingPathComponent("Tests/PoiImagingTests/Fixtures/regressions")
+        var files = try FileManager.default.contentsOfDirectory(atPath: fx.directory.path).sorted()
+            .filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") }
+            .map { ($0, try fx.bytes($0)) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: regressions.path).sorted() where !name.hasSuffix(".md") {
+            files.append((name, [UInt8](try Data(contentsOf: regressions.appendingPathComponent(name)))))
+        }
+        return files
+    }
+
+    @Test func libdeflateGivesZlibsResultsForEveryPNGFixtureAndTakesThePathForEveryGoodOne() throws {
+        let fx = try Fixtures.load()
+        let arena = try #require(DecodeArena())
+        var checked = 0, inflatedAhead: Set<String> = []
+        for (name, bytes) in try Self.allFixtureFiles() where name.hasSuffix(".png") {
+            for (shrink, lenient) in [(1, false), (3, true), (8, false)] {
+                let zlib = Self.decode(bytes, shrink: shrink, lenient: lenient)
+                let whole = Self.decode(bytes, shrink: shrink, lenient: lenient, wholeInflate: 1 << 30, arena: arena)
+                #expect(whole == zlib, "\(name) shrink \(shrink): \(whole.status) '\(whole.message)' vs zlib's \(zlib.status) '\(zlib.message)'")
+                #expect(!zlib.wholeInflate)
+                if whole.wholeInflate { inflatedAhead.insert(name) }
+                checked += 1
+            }
+        }
+        let goodPNGs = Set(fx.manifest.decode.filter { $0.format == "png" }.map(\.file))
+        #expect(goodPNGs.count >= 10 && checked > 3 * goodPNGs.count)
+        #expect(goodPNGs.subtracting(inflatedAhead).isEmpty, "zlib still inflated \(goodPNGs.subtracting(inflatedAhead).sorted())")
+        // A damaged stream or CRC is zlib's to report, in its words.
+        #expect(!inflatedAhead.contains("bad_crc.png") && !inflatedAhead.contains("corrupt_idat.png"))
+        #expect(Self.decode(try fx.bytes("bad_crc.png"), wholeInflate: 1 << 30).message == "IDAT: CRC error")
+    }
+
+    @Test func tooLittleRoomStreamsThroughZlib() throws {
+        let bytes = try Fixtures.load().bytes("png_rgb8.png")
+        let roomy = Self.decode(bytes, wholeInflate: 1 << 30)
+        let tight = Self.decode(bytes, wholeInflate: 1024)
+        #expect(roomy.wholeInflate && !tight.wholeInflate && roomy == tight)
+    }
+
+    @Test func anArenaKeptAcrossDecodesChangesNoPixelAndHoldsMemory() throws {
+        let arena = try #require(DecodeArena())
+        #expect(arena.retainedBytes == 0)
+        for round in 0..<2 {
+            for (name, bytes) in try Self.allFixtureFiles() {
+                for scale in [1, 8] {
+                    let plain = Self.decode(bytes, scale: scale, shrink: scale)
+                    let pooled = Self.decode(bytes, scale: scale, shrink: scale, wholeInflate: 1 << 30, arena: arena)
+                    #expect(pooled == plain, "\(name) at 1/\(scale), round \(round)")
+                }
+            }
+        }
+        #expect(arena.retainedBytes > 0)
+        arena.release()
+        #expect(arena.retainedBytes == 0)
+    }
+
+    /// Thumbnails through the budget (arenas, libdeflate) are the bytes of thumbnails without.
+    @Test func budgetThumbnailsAreByteIdenticalAndItsArenasGoBackWhenIdle() async throws {
+        let budget = ThumbnailBudget(bytes: 220 << 20, idleRelease: .milliseconds(100))
+        let spec = try ThumbnailSpec(width: 64, height: 64)
+        var made = 0
+        for _ in 0..<2 {
+            for (name, bytes) in try Self.allFixtureFiles() {
+                let direct: Result<Thumbnail, ImageError>, budgeted: Result<Thumbnail, ImageError>
+                do { direct = .success(try Thumbnailer.make(from: bytes, spec: spec)) } catch { direct = .failure(error) }
+                do { budgeted = .success(try budget.make(from: bytes, spec: spec)) } catch { budgeted = .failure(error) }
+                switch (direct, budgeted) {
+                case let (.success(a), .success(b)): #expect(a == b, "\(name)"); made += 1
+                case let (.failure(a), .failure(b)): #expect(a.description == b.description, "\(name)")
+                default: Issue.record("\(name): \(direct) vs \(budgeted)")
+                }
+            }
+        }
+        #expect(made > 40)
+        _ = try budget.make(from: try Fixtures.load().bytes("jpeg_444.jpg"), spec: spec)
+        #expect(budget.idleArenaBytes > 0)
+        try await Task.sleep(for: .seconds(1))
+        #expect(budget.idleArenaBytes == 0)
+    }
+}
