@@ -65,6 +65,20 @@ import Testing
         #expect(Self.decode(try fx.bytes("bad_crc.png"), wholeInflate: 1 << 30).message == "IDAT: CRC error")
     }
 
+    /// The one place the two inflaters part: a stream that breaks RFC 1951 in a way libdeflate
+    /// tolerates and zlib does not (here literal/length symbol 286 in a fixed block, CRCs right:
+    /// written that way, not damaged). zlib's path refuses it, libdeflate's makes an image, so
+    /// such a file's verdict depends on whether the budget let the PNG be inflated whole. Pinned
+    /// here so the difference stays known; README (PoiImaging) says which rules.
+    @Test func aStreamOnlyLibdeflateToleratesIsRefusedByZlibAndDecodedByLibdeflate() throws {
+        let fx = try Fixtures.load()
+        let bytes = [UInt8](try Data(contentsOf: fx.directory.appendingPathComponent("lenient/litlen286.png")))
+        let zlib = Self.decode(bytes)
+        let whole = Self.decode(bytes, wholeInflate: 1 << 30)
+        #expect(zlib.status == CC_ERR_DECODE.rawValue && zlib.message == "IDAT: invalid literal/length code")
+        #expect(whole.status == CC_OK.rawValue && whole.wholeInflate && whole.width == 255 && whole.height == 200)
+    }
+
     @Test func tooLittleRoomStreamsThroughZlib() throws {
         let bytes = try Fixtures.load().bytes("png_rgb8.png")
         let roomy = Self.decode(bytes, wholeInflate: 1 << 30)

@@ -301,6 +301,38 @@ for name in sorted(os.listdir(samples_dir)) if os.path.isdir(samples_dir) else [
                   "channels": channels, "bitDepth": bits, "ref": refname})
     manifest["samples"].append(entry)
 
+# ---------------- deflate streams libdeflate takes and zlib refuses (issue 26) ----------------
+# CRCs right, one RFC 1951 rule broken: a fixed-Huffman block using literal/length symbol 286.
+# zlib (the streaming path) says "invalid literal/length code"; libdeflate (the whole-inflate
+# path) reads it as a length of 258. Kept in lenient/, out of the top-level lists.
+os.makedirs(path("lenient"), exist_ok=True)
+class BitWriter:
+    def __init__(self): self.bits = []
+    def put(self, value, n):      # extra bits and header fields: least significant first
+        self.bits += [(value >> i) & 1 for i in range(n)]
+    def code(self, value, n):     # Huffman codewords: most significant first
+        self.bits += [(value >> i) & 1 for i in range(n - 1, -1, -1)]
+    def bytes(self):
+        b = self.bits + [0] * (-len(self.bits) % 8)
+        return bytes(sum(b[i + j] << j for j in range(8)) for i in range(0, len(b), 8))
+def fixed_literal(bw, v):
+    if v < 144: bw.code(0x30 + v, 8)
+    elif v < 256: bw.code(0x190 + v - 144, 9)
+    elif v < 280: bw.code(v - 256, 7)
+    else: bw.code(0xC0 + v - 280, 8)
+lw, lh = 255, 200
+lraw = b"\x00" * (lh * (lw + 1))
+bw = BitWriter()
+bw.put(1, 1); bw.put(1, 2)                     # final block, fixed Huffman
+for _ in range(100): fixed_literal(bw, 0)
+fixed_literal(bw, 286); bw.code(0, 5)          # length "286" (258 to libdeflate), distance 1
+for _ in range(len(lraw) - 100 - 258): fixed_literal(bw, 0)
+fixed_literal(bw, 256)
+lstream = b"\x78\x01" + bw.bytes() + struct.pack(">I", zlib.adler32(lraw) & 0xFFFFFFFF)
+with open(path("lenient/litlen286.png"), "wb") as f:
+    f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", lw, lh, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", lstream) + chunk(b"IEND", b""))
+
 with open(path("manifest.json"), "w") as f:
     json.dump(manifest, f, indent=1)
 print(f"wrote {len(manifest['decode'])} decode, {len(manifest['orientation'])} orientation, "
