@@ -13,6 +13,31 @@ public enum WholeFile {
     /// The bytes of `path`, refusing a non-regular file, or one over `limit` bytes before reading
     /// any of it. A file that shrinks while it is read yields what was there.
     public static func read(_ path: String, limit: Int = .max) throws(FileError) -> [UInt8] {
+        var failure: Int32 = 0
+        var bytes: [UInt8] = []
+        try withOpenFile(path, limit: limit) { fd, size in
+            bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                (count, failure) = readFully(fd, into: UnsafeMutableRawPointer(buffer.baseAddress), size: size)
+            }
+        }
+        if failure != 0 { throw .cannotRead(path: path, errno: failure) }
+        return bytes
+    }
+
+    /// `read(_:limit:)` into `buffer`, whose memory is kept from one file to the next (grown
+    /// when a file is larger): a worker reading photo after photo writes to pages already mapped
+    /// instead of a fresh allocation, faulted in and zeroed by the kernel, per file (issue 26).
+    public static func read(_ path: String, limit: Int = .max, into buffer: ReusableBytes) throws(FileError) {
+        var failure: Int32 = 0
+        try withOpenFile(path, limit: limit) { fd, size in
+            buffer.reserve(size)
+            (buffer.count, failure) = readFully(fd, into: buffer.storage.baseAddress, size: size)
+        }
+        if failure != 0 { throw .cannotRead(path: path, errno: failure) }
+    }
+
+    /// Opens `path` and hands over its descriptor and size: a regular file within `limit`.
+    private static func withOpenFile(_ path: String, limit: Int, _ body: (Int32, Int) -> Void) throws(FileError) {
         // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever (a
         // `poi thumb photos/*` meeting a named pipe). It changes nothing for a regular file.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -23,23 +48,43 @@ public enum WholeFile {
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }
         let size = Int(st.st_size)
         guard size <= limit else { throw .tooLarge(path: path, bytes: size, limit: limit) }
-        var failure: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            var filled = 0
-            while filled < size {
-                let n = systemRead(fd, buffer.baseAddress! + filled, size - filled)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    break
-                }
-                if n == 0 { break }
-                filled += n
+        body(fd, size)
+    }
+
+    /// Up to `size` bytes; fewer if the file shrank. Returns the count and errno (0: none).
+    private static func readFully(_ fd: Int32, into base: UnsafeMutableRawPointer?, size: Int) -> (Int, Int32) {
+        var filled = 0
+        while filled < size, let base {
+            let n = systemRead(fd, base + filled, size - filled)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return (filled, errno)
             }
-            count = filled
+            if n == 0 { break }
+            filled += n
         }
-        if failure != 0 { throw .cannotRead(path: path, errno: failure) }
-        return bytes
+        return (filled, 0)
+    }
+}
+
+/// Bytes `WholeFile.read(_:limit:into:)` fills again and again: one worker's, never shared
+/// while in use. Its memory grows to the largest file read and goes when it is released.
+public final class ReusableBytes: @unchecked Sendable {
+    fileprivate private(set) var storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    public fileprivate(set) var count = 0
+
+    public init() {}
+
+    deinit { storage.deallocate() }
+
+    /// The bytes of the last file read; valid until the next read.
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[0..<count]) }
+
+    fileprivate func reserve(_ size: Int) {
+        count = 0
+        guard storage.count < size else { return }
+        storage.deallocate()
+        storage = .allocate(byteCount: size, alignment: 64)
     }
 }
 

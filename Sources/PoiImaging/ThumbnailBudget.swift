@@ -59,6 +59,12 @@ public final class ThumbnailBudget: @unchecked Sendable {
     /// reservation and then plans the thumbnail (a header that fails its checks ends here,
     /// reserving nothing).
     public func make(from bytes: [UInt8], spec: ThumbnailSpec, options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
+        try ImageCodec.withBytes(bytes) { (raw) throws(ImageError) in try make(from: raw, spec: spec, options: options) }
+    }
+
+    /// `make` for bytes the caller keeps (a worker's reused read buffer).
+    public func make(from bytes: UnsafeRawBufferPointer, spec: ThumbnailSpec,
+                     options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
         let header = try Thumbnailer.probe(bytes, options: options)
         var need = Thumbnailer.estimatedPeakBytes(source: header, spec: spec) + bytes.count
         var options = options
@@ -71,9 +77,7 @@ public final class ThumbnailBudget: @unchecked Sendable {
             options.pngWholeInflateBytes = whole
         }
         return try withReservation(need) { (arena) throws(ImageError) in
-            try ImageCodec.withBytes(bytes) { (raw) throws(ImageError) in
-                try Thumbnailer.make(from: raw, info: header, spec: spec, options: options, arena: arena)
-            }
+            try Thumbnailer.make(from: bytes, info: header, spec: spec, options: options, arena: arena)
         }
     }
 

@@ -199,6 +199,26 @@ final class ReceivedBytes: @unchecked Sendable {
         #expect(try WholeFile.read(try s.write("empty", "")) == [])
     }
 
+    /// One buffer, file after file: each read gives exactly that file's bytes, the memory grows
+    /// only for a larger file, and an empty file reads as empty.
+    @Test func aReusedBufferHoldsExactlyTheLastFileRead() throws {
+        let s = try Scratch()
+        let buffer = ReusableBytes()
+        let big = try s.write("big", String(repeating: "x", count: 10_000))
+        try WholeFile.read(big, into: buffer)
+        #expect(Array(buffer.bytes) == Array(repeating: UInt8(ascii: "x"), count: 10_000))
+        let first = buffer.bytes.baseAddress
+        try WholeFile.read(try s.write("small", "hello"), into: buffer)
+        #expect(Array(buffer.bytes) == Array("hello".utf8) && buffer.bytes.baseAddress == first)
+        #expect(throws: FileError.tooLarge(path: big, bytes: 10_000, limit: 10)) { try WholeFile.read(big, limit: 10, into: buffer) }
+        #expect(throws: FileError.notARegularFile(path: s.root)) { try WholeFile.read(s.root, into: buffer) }
+        try WholeFile.read(try s.write("empty", ""), into: buffer)
+        #expect(buffer.count == 0 && Array(buffer.bytes) == [])
+        let fresh = ReusableBytes()
+        try WholeFile.read(try s.write("empty2", ""), into: fresh)
+        #expect(fresh.count == 0 && Array(fresh.bytes) == [])
+    }
+
     @Test func pathsThatTrapFoundationAreFine() {
         // NSString.deletingLastPathComponent traps on these in this toolchain's Foundation.
         #expect(FilePaths.folder(of: "a") == ".")

@@ -1,6 +1,7 @@
 import Foundation
 import PoiFiles
 import PoiImaging
+import Synchronization
 
 public struct LocalThumbnailOptions: Sendable {
     public var spec = ThumbnailSpec.default
@@ -88,6 +89,9 @@ public struct LocalThumbnailJob: Sendable {
         let groups = Self.nameGroups(files, skipping: Set(repeatOf.keys))
         let inputs = Set(firstOf.keys)
         let budget = ThumbnailBudget(bytes: options.memoryBytes)
+        // One read buffer per worker at a time, kept from file to file (issue 26): a run of
+        // photos reuses pages already mapped. At most `jobs` of them, each the largest file read.
+        let buffers = Mutex<[ReusableBytes]>([])
         let done = ProgressCounter(total: files.count - repeatOf.count, observer: observer)
         // One work item per output name: inputs sharing a name are tried in the order given, and
         // the first one that makes a thumbnail gets the name, so the result does not depend on
@@ -95,7 +99,9 @@ public struct LocalThumbnailJob: Sendable {
         let results = WorkerPool.map(count: groups.count, jobs: options.jobs) { [self] g in
             var owner: Int?
             return groups[g].map { i in
-                let entry = thumbnail(i, owner: &owner, inputs: inputs, budget: budget)
+                let buffer = buffers.withLock { $0.popLast() } ?? ReusableBytes()
+                defer { buffers.withLock { $0.append(buffer) } }
+                let entry = thumbnail(i, owner: &owner, inputs: inputs, budget: budget, buffer: buffer)
                 done.advance(image: entry.error == nil)
                 return (i, entry)
             }
@@ -134,17 +140,16 @@ public struct LocalThumbnailJob: Sendable {
     }
 
     /// `owner`: the input of this name's group that wrote its thumbnail, once one has.
-    private func thumbnail(_ i: Int, owner: inout Int?, inputs: Set<FileIdentity>, budget: ThumbnailBudget)
-        -> LocalThumbnailSummary.Entry {
+    private func thumbnail(_ i: Int, owner: inout Int?, inputs: Set<FileIdentity>, budget: ThumbnailBudget,
+                           buffer: ReusableBytes) -> LocalThumbnailSummary.Entry {
         let file = files[i]
         var entry = LocalThumbnailSummary.Entry(input: file)
-        let bytes: [UInt8]
-        do { bytes = try WholeFile.read(file, limit: options.maxInputBytes) } catch {
+        do { try WholeFile.read(file, limit: options.maxInputBytes, into: buffer) } catch {
             entry.error = error.reason
             return entry
         }
         let thumb: Thumbnail
-        do { thumb = try budget.make(from: bytes, spec: options.spec, options: options.decode) } catch {
+        do { thumb = try budget.make(from: buffer.bytes, spec: options.spec, options: options.decode) } catch {
             entry.error = error.description
             return entry
         }
