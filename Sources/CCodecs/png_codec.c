@@ -79,6 +79,10 @@ static void on_png_warning(png_structp png, png_const_charp msg) {
         snprintf(c->icc_problem, sizeof c->icc_problem, "%s", msg);
 }
 
+/* Adam7's seven passes: first column and row, and the steps between them (PNG spec, 8.2). */
+static const uint32_t x0[7] = {0, 4, 0, 2, 0, 1, 0}, dx[7] = {8, 8, 4, 4, 2, 2, 1};
+static const uint32_t y0[7] = {0, 0, 4, 0, 2, 0, 1}, dy[7] = {8, 8, 8, 4, 4, 2, 2};
+
 #define STORED_BLOCK_MAX 65535u /* a stored deflate block's largest payload (LEN is 16 bits) */
 
 static uint32_t be32(const uint8_t *p) {
@@ -179,8 +183,6 @@ static uint64_t png_filtered_bytes(uint32_t w, uint32_t h, int depth, int color,
     }
     uint64_t bits = (uint64_t)samples * (uint64_t)depth;
     if (interlace == 0) return (uint64_t)h * (1 + ((uint64_t)w * bits + 7) / 8);
-    static const uint32_t x0[7] = {0, 4, 0, 2, 0, 1, 0}, dx[7] = {8, 8, 4, 4, 2, 2, 1};
-    static const uint32_t y0[7] = {0, 0, 4, 0, 2, 0, 1}, dy[7] = {8, 8, 8, 4, 4, 2, 2};
     uint64_t total = 0;
     for (int p = 0; p < 7; p++) {
         if (w <= x0[p] || h <= y0[p]) continue;
@@ -289,8 +291,6 @@ static cc_result too_large(uint32_t w, uint32_t h, uint64_t max_pixels) {
  * cell. Memory is the output grid of sums, about (2 x thumbnail)^2 cells, never the full image.
  * The result equals the non-interlaced box shrink of the same pixels exactly. */
 static void adam7_shrink(pdec_ctx *c, uint32_t w, uint32_t h, int ch, int bps, int f, cc_image *out) {
-    static const uint32_t x0[7] = {0, 4, 0, 2, 0, 1, 0}, dx[7] = {8, 8, 4, 4, 2, 2, 1};
-    static const uint32_t y0[7] = {0, 0, 4, 0, 2, 0, 1}, dy[7] = {8, 8, 8, 4, 4, 2, 2};
     uint32_t ow = (w + (uint32_t)f - 1) / (uint32_t)f, oh = (h + (uint32_t)f - 1) / (uint32_t)f;
     c->result = cc_image_alloc(out, ow, oh, ch, bps);
     if (c->result.status != CC_OK) return;
