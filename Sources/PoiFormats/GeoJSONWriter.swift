@@ -64,7 +64,8 @@ public struct GeoJSONWriter<Sink: ByteSink> {
     public private(set) var sink: Sink
     public let style: Style
     /// Decimals coordinates are rounded to; nil: exact (shortest round trip).
-    public let precision: Int?
+    public var precision: Int? { encoder.precision }
+    private var encoder: GeoJSONFeatureEncoder
     private var buffer: [UInt8] = []
     private var count = 0
     private var started = false
@@ -76,7 +77,7 @@ public struct GeoJSONWriter<Sink: ByteSink> {
     public init(sink: Sink, style: Style = .featureCollection, precision: Int? = nil) {
         self.sink = sink
         self.style = style
-        self.precision = precision.map { max(0, min(15, $0)) }
+        encoder = GeoJSONFeatureEncoder(precision: precision)
         buffer.reserveCapacity(Self.flushAt + 4096)
     }
 
@@ -84,6 +85,26 @@ public struct GeoJSONWriter<Sink: ByteSink> {
     public var featureCount: Int { count }
 
     public mutating func write(_ feature: GeoJSONFeature) throws(FormatError) {
+        beginFeature()
+        encoder.append(feature, to: &buffer)
+        try endFeature()
+    }
+
+    /// Writes `GeoJSONFeature(place: place)`.
+    public mutating func write(_ place: Place) throws(FormatError) {
+        beginFeature()
+        encoder.append(place, to: &buffer)
+        try endFeature()
+    }
+
+    /// Writes one feature that a `GeoJSONFeatureEncoder` of the same precision encoded.
+    public mutating func write(encoded feature: UnsafeRawBufferPointer) throws(FormatError) {
+        beginFeature()
+        buffer.append(contentsOf: feature)
+        try endFeature()
+    }
+
+    private mutating func beginFeature() {
         precondition(!finished, "GeoJSONWriter.write after finish")
         if !started { begin() }
         switch style {
@@ -93,14 +114,12 @@ public struct GeoJSONWriter<Sink: ByteSink> {
         case .sequence:
             buffer.append(0x1E)
         }
-        appendFeature(feature)
+    }
+
+    private mutating func endFeature() throws(FormatError) {
         if style == .sequence { buffer.append(0x0A) }
         count += 1
         if buffer.count >= Self.flushAt { try flush() }
-    }
-
-    public mutating func write(_ place: Place) throws(FormatError) {
-        try write(GeoJSONFeature(place: place))
     }
 
     /// Closes the collection and flushes. An empty collection is still a valid document.
@@ -122,32 +141,6 @@ public struct GeoJSONWriter<Sink: ByteSink> {
 
     private mutating func flush() throws(FormatError) {
         try sink.write(draining: &buffer)
-    }
-
-    private mutating func appendFeature(_ f: GeoJSONFeature) {
-        buffer.append(contentsOf: #"{"type":"Feature","#.utf8)
-        if let id = f.id {
-            buffer.append(contentsOf: #""id":"#.utf8)
-            JSONEncoding.append(id, to: &buffer)
-            buffer.append(0x2C)
-        }
-        buffer.append(contentsOf: #""geometry":{"type":"Point","coordinates":["#.utf8)
-        if let precision {
-            FixedDecimal.append(f.coordinate.longitude, places: precision, trimZeros: true, to: &buffer)
-            buffer.append(0x2C)
-            FixedDecimal.append(f.coordinate.latitude, places: precision, trimZeros: true, to: &buffer)
-        } else {
-            ShortestDecimal.appendFixed(f.coordinate.longitude, to: &buffer)
-            buffer.append(0x2C)
-            ShortestDecimal.appendFixed(f.coordinate.latitude, to: &buffer)
-        }
-        if let altitude = f.altitude, altitude.isFinite {
-            buffer.append(0x2C)
-            JSONEncoding.append(.double(altitude), to: &buffer)
-        }
-        buffer.append(contentsOf: #"]},"properties":"#.utf8)
-        JSONEncoding.append(.object(f.properties), to: &buffer)
-        buffer.append(0x7D)
     }
 }
 
@@ -201,43 +194,66 @@ public enum JSONEncoding {
 
     public static func appendString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
-        var s = s
-        s.withUTF8 { p in
-            var runStart = 0
-            var i = 0
-            let n = p.count
-            while i < n {
-                let b = p[i]
-                var escape: [UInt8]? = nil
-                var skip = 1
-                if b < 0x20 || b == 0x22 || b == 0x5C {
-                    switch b {
-                    case 0x22: escape = [0x5C, 0x22]
-                    case 0x5C: escape = [0x5C, 0x5C]
-                    case 0x0A: escape = [0x5C, 0x6E]
-                    case 0x0D: escape = [0x5C, 0x72]
-                    case 0x09: escape = [0x5C, 0x74]
-                    case 0x08: escape = [0x5C, 0x62]
-                    case 0x0C: escape = [0x5C, 0x66]
-                    default: escape = [0x5C, 0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]]
-                    }
-                } else if b == 0xE2 && i + 2 < n && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9) {
-                    // U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR
-                    escape = Array((p[i + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
-                    skip = 3
-                }
-                if let e = escape {
-                    if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<i])) }
-                    out.append(contentsOf: e)
-                    i += skip
-                    runStart = i
-                } else {
-                    i += 1
-                }
-            }
-            if n > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<n])) }
+        // In place when the string is stored as UTF-8 (always, but for a bridged one): a `var`
+        // copy to call `withUTF8` on costs a retain and a release per string.
+        if s.utf8.withContiguousStorageIfAvailable({ appendEscaped($0, to: &out) }) == nil {
+            var copy = s
+            copy.withUTF8 { appendEscaped($0, to: &out) }
         }
         out.append(0x22)
+    }
+
+    /// `p`'s bytes, escaped as a JSON string's contents.
+    private static func appendEscaped(_ p: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        guard let base = p.baseAddress else { return }
+        let n = p.count
+        var runStart = 0
+        var i = 0
+        while i < n {
+            // Eight bytes at a time past those that need nothing (most text): see `mayNeedEscape`.
+            if i + 8 <= n && !mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
+                i += 8
+                continue
+            }
+            let b = p[i]
+            if b >= 0x20 && b != 0x22 && b != 0x5C && b != 0xE2 { i += 1; continue }
+            var skip = 1
+            if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<i])) }
+            switch b {
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(0x6E)
+            case 0x0D: out.append(0x5C); out.append(0x72)
+            case 0x09: out.append(0x5C); out.append(0x74)
+            case 0x08: out.append(0x5C); out.append(0x62)
+            case 0x0C: out.append(0x5C); out.append(0x66)
+            case 0xE2:
+                // U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR: valid JSON, but they
+                // break JavaScript consumers. Any other E2 sequence is written as it is.
+                if i + 2 < n && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9) {
+                    out.append(contentsOf: (p[i + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
+                    skip = 3
+                } else {
+                    out.append(b)
+                }
+            default:
+                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
+            }
+            i += skip
+            runStart = i
+        }
+        if n > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<n])) }
+    }
+
+    /// Whether any of eight bytes may need escaping: a control byte (< 0x20), `"`, `\` or 0xE2
+    /// (the lead byte of U+2028 and U+2029). The word tricks ("has a byte less than n" for
+    /// n <= 128, "has a zero byte") are exact as a yes or no, which is all this asks.
+    @inline(__always)
+    private static func mayNeedEscape(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        let below20 = (w &- ones &* 0x20) & ~w & highs
+        return (below20 | hasZero(w ^ (ones &* 0x22)) | hasZero(w ^ (ones &* 0x5C)) | hasZero(w ^ (ones &* 0xE2))) != 0
     }
 }
 
@@ -248,7 +264,22 @@ public enum ShortestDecimal {
     public static func appendFixed(_ value: Double, to out: inout [UInt8]) {
         guard value.isFinite, value != 0 else { out.append(0x30); return }
         if value < 0 { out.append(0x2D) }
-        let text = Array(value.magnitude.description.utf8)
+        // Most coordinates' shortest form has no exponent ("12.345", "28.0"): it is the output
+        // as it is, but for an integral value's ".0".
+        var text = value.magnitude.description
+        let plain: Bool = text.withUTF8 { p in
+            guard !p.contains(0x65) else { return false }
+            let n = p.count
+            let end = n >= 2 && p[n - 2] == 0x2E && p[n - 1] == 0x30 ? n - 2 : n
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: p[..<end]))
+            return true
+        }
+        if plain { return }
+        slowPath(Array(text.utf8), to: &out)
+    }
+
+    /// "d.ddde±x": the digits placed by hand.
+    private static func slowPath(_ text: [UInt8], to out: inout [UInt8]) {
         // Split "d.ddde±x" (or "ddd.ddd") into digits and the position of the decimal point.
         var digits: [UInt8] = []
         var point = -1

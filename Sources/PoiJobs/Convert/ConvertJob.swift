@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import PoiFiles
 import PoiFormats
@@ -86,20 +87,16 @@ public struct ConvertJob {
                 }
                 throw .inputCutShort(error, placesWritten: writer.featureCount, output: output)
             }
-            for (index, input) in inputs.enumerated() {
-                let current: PlaceReader
-                if index == 0, let reader { current = reader } else {
-                    do { current = try input.reader(options: RejectsLocation.readOptions(options.read, for: input)) } catch { try cutShort(error) }
-                }
-                reader = nil
-                let fileIndex = keys.beginFile(input.name, format: current.format)
-                while true {
-                    let item: ReadItem?
-                    do { item = try current.next() } catch { try cutShort(error) }
-                    guard let item else { break }
-                    switch item {
-                    case .place(let place, _):
-                        switch try keys.judge(place, fileIndex: fileIndex) {
+            // Features are encoded and records fingerprinted a batch at a time on the other cores
+            // (`PreparedRecords`, `PreparationLine`), while this thread reads ahead, then judges
+            // and writes each batch in input order.
+            var line = PreparationLine(cores: ProcessInfo.processInfo.activeProcessorCount)
+            var spareBatches: [PreparedRecords] = []
+            func commit(_ batch: PreparedRecords, fileIndex: Int) throws(JobError) {
+                for (i, record) in batch.records.enumerated() {
+                    switch record {
+                    case .place(let prepared, let source, let keySource):
+                        switch try keys.judge(prepared, source: source, keySource: keySource, fileIndex: fileIndex) {
                         case .keep: break
                         case .unchanged: summary.unchanged += 1; continue
                         case .duplicate: summary.duplicates += 1; continue
@@ -108,12 +105,39 @@ public struct ConvertJob {
                             observer(.rejected(reject))
                             continue
                         }
-                        do { try writer.write(place) } catch { throw .output(path: name, reason: error.description) }
-                    case .reject(let reject, _):
+                        do { try batch.write(i, to: &writer) } catch { throw .output(path: name, reason: error.description) }
+                    case .reject(let reject):
                         summary.rejected += 1
                         observer(.rejected(reject))
                     }
                 }
+                batch.reset()
+                spareBatches.append(batch)
+            }
+            for (index, input) in inputs.enumerated() {
+                let current: PlaceReader
+                if index == 0, let reader { current = reader } else {
+                    do { current = try input.reader(options: RejectsLocation.readOptions(options.read, for: input)) } catch { try cutShort(error) }
+                }
+                reader = nil
+                let fileIndex = keys.beginFile(input.name, format: current.format)
+                var readFailure: FormatError?
+                var ended = false
+                while !ended {
+                    let batch = spareBatches.popLast() ?? PreparedRecords(precision: options.precision)
+                    while !batch.isFull {
+                        let next: ReadItem?
+                        do { next = try current.next() } catch { readFailure = error; ended = true; break }
+                        guard let item = consume next else { ended = true; break }
+                        batch.append(consume item)
+                    }
+                    if batch.isEmpty { spareBatches.append(batch) } else { line.start(batch) }
+                    while line.isFull || (ended && !line.isEmpty), let prepared = line.next() {
+                        try commit(prepared, fileIndex: fileIndex)
+                    }
+                }
+                // The places read before the failure are written; then it ends the output.
+                if let readFailure { try cutShort(readFailure) }
                 for note in current.notes { observer(.note(note)) }
             }
             try keys.checkLastRecordsKept(files: input)

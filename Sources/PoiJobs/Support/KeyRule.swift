@@ -40,11 +40,37 @@ struct KeyRule {
 
     /// Throws `inputChanged` when, with `lastRecords`, the input is not what the first read saw.
     mutating func judge(_ place: Place, fileIndex: Int) throws(JobError) -> Verdict {
-        let here = Self.entry(for: place, fileIndex: fileIndex)
+        try judge(Prepared(place), source: place.source, keySource: place.keySource, fileIndex: fileIndex)
+    }
+
+    /// What `judge` computes of a place before it looks anything up: the key's fingerprint and
+    /// the record's content fingerprint. Computed on any thread (`poi convert` does it where it
+    /// encodes the features), so the job's own thread only looks up.
+    struct Prepared {
+        var key: UInt64
+        var content: UInt32
+
+        init(_ place: Place) {
+            var scratch: [UInt8] = []
+            self.init(place, scratch: &scratch)
+        }
+
+        /// `scratch` is a buffer to reuse from place to place.
+        init(_ place: Place, scratch: inout [UInt8]) {
+            key = SeenKeys.fingerprint(place.importKey)
+            content = KeyRule.contentFingerprint(place, scratch: &scratch)
+        }
+    }
+
+    /// `judge` of a place known by what was prepared of it, where it came from and what its key
+    /// was made of. Throws as `judge(_:fileIndex:)` does.
+    mutating func judge(_ prepared: Prepared, source: PlaceSource, keySource: ImportKeySource,
+                        fileIndex: Int) throws(JobError) -> Verdict {
+        let here = Self.entry(for: source, fileIndex: fileIndex, content: prepared.content)
         if let lastRecords {
             // Last wins, and only the last is kept: an earlier record is an exact copy of it
             // (unchanged) or a duplicate that it replaces.
-            guard let last = lastRecords.entry(SeenKeys.fingerprint(place.importKey)) else {
+            guard let last = lastRecords.entry(prepared.key) else {
                 throw .inputChanged(file: files[fileIndex].name)
             }
             guard last.file == here.file && last.position == here.position else {
@@ -54,27 +80,29 @@ struct KeyRule {
             lastRecordsKept += 1
             return .keep
         }
-        return judgeAgainstEarlier(place, here: here, fileIndex: fileIndex)
+        return judgeAgainstEarlier(source: source, keySource: keySource, here: here, key: prepared.key, fileIndex: fileIndex)
     }
 
     /// The rule without `lastRecords` (`poi check` counts `last` as import does without needing
     /// to know which record is kept): the first record of a key is kept.
     mutating func judgeAgainstEarlier(_ place: Place, fileIndex: Int) -> Verdict {
-        judgeAgainstEarlier(place, here: Self.entry(for: place, fileIndex: fileIndex), fileIndex: fileIndex)
+        judgeAgainstEarlier(source: place.source, keySource: place.keySource, here: Self.entry(for: place, fileIndex: fileIndex),
+                            key: SeenKeys.fingerprint(place.importKey), fileIndex: fileIndex)
     }
 
-    private mutating func judgeAgainstEarlier(_ place: Place, here: SeenKeys.Entry, fileIndex: Int) -> Verdict {
-        guard let earlier = seen.insert(SeenKeys.fingerprint(place.importKey), here) else { return .keep }
+    private mutating func judgeAgainstEarlier(source: PlaceSource, keySource: ImportKeySource, here: SeenKeys.Entry,
+                                              key: UInt64, fileIndex: Int) -> Verdict {
+        guard let earlier = seen.insert(key, here) else { return .keep }
         if earlier.content == here.content { return .unchanged }
         guard policy == .reject else { return .duplicate }
-        let field: String? = switch place.keySource {
+        let field: String? = switch keySource {
         case .importKey: "importKey"
         case .id: "id"
         case .derived: nil
         }
         var reason = "duplicate key of " + describe(earlier, from: fileIndex)
-        if place.keySource == .derived { reason += " (same name and coordinates, no id)" }
-        return .reject(Reject(source: place.source, field: field, reason: reason))
+        if keySource == .derived { reason += " (same name and coordinates, no id)" }
+        return .reject(Reject(source: source, field: field, reason: reason))
     }
 
     /// With `lastRecords`, every key's last record was kept, or the input changed after the
@@ -91,8 +119,13 @@ struct KeyRule {
     }
 
     static func entry(for place: Place, fileIndex: Int) -> SeenKeys.Entry {
-        SeenKeys.Entry(content: contentFingerprint(place),
-                       position: UInt32(clamping: place.source.line ?? place.source.feature ?? 0),
+        var scratch: [UInt8] = []
+        return entry(for: place.source, fileIndex: fileIndex, content: contentFingerprint(place, scratch: &scratch))
+    }
+
+    static func entry(for source: PlaceSource, fileIndex: Int, content: UInt32) -> SeenKeys.Entry {
+        SeenKeys.Entry(content: content,
+                       position: UInt32(clamping: source.line ?? source.feature ?? 0),
                        file: UInt16(clamping: fileIndex))
     }
 
@@ -119,25 +152,30 @@ struct KeyRule {
 
     /// 32 bits of the record's content (every field but its position): tells an exact duplicate
     /// row from a conflicting one.
-    static func contentFingerprint(_ p: Place) -> UInt32 {
-        var h = Hasher()
+    /// `scratch` is a buffer to reuse from record to record.
+    static func contentFingerprint(_ p: Place, scratch extra: inout [UInt8]) -> UInt32 {
+        var h = ContentHasher()
         func text(_ x: String?) {
-            guard var x else { h.combine(UInt8(0xFE)); return }
-            x.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
-            h.combine(UInt8(0xFF))  // never inside UTF-8: "ab"+"c" and "a"+"bc" differ
+            guard let x else { h.combine(0xFE); return }
+            // In place when the string is stored as UTF-8 (always, but for a bridged one): a
+            // `var` copy to call `withUTF8` on costs a retain and a release per field.
+            if x.utf8.withContiguousStorageIfAvailable({ h.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+                var copy = x
+                copy.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+            }
         }
         text(p.importKey); text(p.name); text(p.placename); text(p.details); text(p.image)
         h.combine(p.coordinate.longitude.bitPattern)
         h.combine(p.coordinate.latitude.bitPattern)
         h.combine(p.altitude?.bitPattern ?? 0x7FF8_DEAD_0000_0001)  // kept and exported: part of the content
-        h.combine(p.categories.count)
+        h.combine(UInt64(p.categories.count))
         for c in p.categories { text(c) }
         h.combine(p.hasImageField)
-        var extra: [UInt8] = []
+        extra.removeAll(keepingCapacity: true)
         JSONEncoding.append(.object(p.extra), to: &extra)
         JSONEncoding.append(.object(p.poiKitProperties), to: &extra)
         extra.withUnsafeBytes { h.combine(bytes: $0) }
-        let v = UInt64(bitPattern: Int64(h.finalize()))
+        let v = h.finalize()
         return UInt32(truncatingIfNeeded: v ^ (v >> 32))
     }
 }
