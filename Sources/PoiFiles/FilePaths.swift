@@ -43,6 +43,15 @@ public enum FilePaths {
         guard fsync(fd) == 0 else { throw .cannotWrite(path: folder, errno: errno) }
     }
 
+    /// Whether `path` can be read only once: standard input (`-`), or an existing pipe, FIFO,
+    /// socket or device (links followed; `<(cmd)` is a /dev/fd pipe). A path that does not
+    /// exist is not: opening it says why.
+    public static func isReadOnce(_ path: String) -> Bool {
+        if path == "-" { return true }
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG && (st.st_mode & S_IFMT) != S_IFDIR
+    }
+
     /// Whether `path` is an existing folder (links followed).
     public static func isFolder(_ path: String) -> Bool {
         var st = stat()

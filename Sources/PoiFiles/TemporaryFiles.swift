@@ -20,6 +20,8 @@ public final class TemporaryFiles: Sendable {
 
     private let paths = Mutex<Set<String>>([])
     private let sources = Mutex<[any DispatchSourceSignal]>([])
+    /// A termination signal is being handled: the process is ending.
+    private let ending = Mutex(false)
 
     func register(_ path: String) { _ = paths.withLock { $0.insert(path) } }
     func unregister(_ path: String) { _ = paths.withLock { $0.remove(path) } }
@@ -49,12 +51,27 @@ public final class TemporaryFiles: Sendable {
                 signal(sig, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
                 source.setEventHandler { [self] in
+                    // Once, whatever comes after: a second signal (or this one again) finds the
+                    // process on its way out.
+                    guard ending.withLock({ (done: inout Bool) -> Bool in
+                        defer { done = true }
+                        return !done
+                    }) else { return }
                     for path in paths.withLock({ $0 }) { unlink(path) }
                     lastWords(sig)
                     signal(sig, SIG_DFL)
-                    // To the process, not this thread: Dispatch's worker threads block signals,
-                    // so raise() here would leave it pending and the job running.
-                    kill(getpid(), sig)
+                    // Raised on this thread, with the signal unblocked here. Sent to the process
+                    // instead, it came back to this handler: Dispatch blocks it on every thread
+                    // it runs and reads it from there, so while workers were busy it was read
+                    // again and again and the message printed thousands of times (issue 26).
+                    var only = sigset_t()
+                    sigemptyset(&only)
+                    sigaddset(&only, sig)
+                    pthread_sigmask(SIG_UNBLOCK, &only, nil)
+                    raise(sig)
+                    // Not reached: the default action ends the process. Should it not, the exit
+                    // status is still the one a shell gives a process ended by this signal.
+                    _exit(128 + sig)
                 }
                 source.resume()
                 installed.append(source)

@@ -72,7 +72,9 @@ public struct GeoJSONFeatureEncoder: Sendable {
     }
 
     private mutating func extraName(_ key: String, at k: Int) -> String {
-        if k < extraKeys.count, extraKeys[k] == key { return extraNames[k] }
+        // Byte for byte: `==` holds canonically equivalent strings equal, and a key written in
+        // decomposed form (NFD) would take the composed name of the record before it.
+        if k < extraKeys.count, extraKeys[k].utf8.elementsEqual(key.utf8) { return extraNames[k] }
         let name = PoiKitProperties.propertyName(forExtra: key)
         if k < extraKeys.count {
             extraKeys[k] = key

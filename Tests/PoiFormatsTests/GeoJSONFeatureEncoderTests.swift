@@ -57,6 +57,25 @@ import Testing
         }
     }
 
+    /// An extra's name is written with its own bytes: "café" composed (NFC) and decomposed (NFD)
+    /// are equal as Swift strings, and the per-column name cache gave the second record the
+    /// first one's bytes (new-user pass, issue 26).
+    @Test func anExtraNameKeepsItsOwnUnicodeForm() {
+        var encoder = GeoJSONFeatureEncoder(precision: nil)
+        var out: [UInt8] = []
+        for (i, key) in ["caf\u{E9}", "cafe\u{301}", "caf\u{E9}", "name", "n\u{E2}me"].enumerated() {
+            let place = Place(name: "P", coordinate: Coordinate(longitude: 1, latitude: 2), importKey: "k\(i)",
+                              extra: JSONObject([JSONMember(key, .integer(Int64(i)))]),
+                              source: PlaceSource(file: "f", record: i, position: .line(i)))
+            out.removeAll()
+            encoder.append(place, to: &out)
+            let name = PoiKitProperties.propertyName(forExtra: key)
+            let expected = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"P","importKey":"k"#
+                + "\(i)\",\"\(name)\":\(i)}}"
+            #expect(out == Array(expected.utf8), "\(key.unicodeScalars.map(\.value)): \(String(decoding: out, as: UTF8.self))")
+        }
+    }
+
     /// Every special byte at every offset of strings up to 40 bytes, against a byte-at-a-time
     /// escaper written from RFC 8259 §7 (plus U+2028/U+2029).
     @Test func stringsEscapeAsByteByByte() {

@@ -118,7 +118,32 @@ final class OverlapProbe: PlaceRepository {
                               images: InMemoryImages()).run(files: ["-"])
             Issue.record("standard input was taken with --on-duplicate last")
         } catch {
-            guard case .configuration(.lastWinsNeedsFiles) = error else { Issue.record("wrong error: \(error)"); return }
+            guard case .configuration(.lastWinsNeedsFiles(input: "-")) = error else { Issue.record("wrong error: \(error)"); return }
+        }
+    }
+
+    /// A FIFO (or `<(cmd)`, a /dev/fd pipe) cannot be read twice either: refused by name, where
+    /// the second read used to find it drained and call it an empty file (new-user pass, issue 26).
+    @Test func lastWinsRefusesAPipeByName() throws {
+        let fx = try Fixture(rows: ["a,A,1.5,2.5,"])
+        defer { fx.remove() }
+        let fifo = fx.dir.appendingPathComponent("in.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for job in ["import", "convert"] {
+            do {
+                if job == "import" {
+                    _ = try ImportJob(options: fx.options { $0.onDuplicate = .last; $0.rejectsPath = nil }, places: InMemoryPlaces(),
+                                      images: InMemoryImages()).run(files: [fifo])
+                } else {
+                    var options = ConvertOptions()
+                    options.onDuplicate = .last
+                    _ = try ConvertJob(input: fifo, output: fx.dir.appendingPathComponent("out.geojson").path, options: options).run()
+                }
+                Issue.record("\(job) took a FIFO with --on-duplicate last")
+            } catch {
+                #expect(error.description == "keeping the last record of each key reads the input twice, and \(fifo) "
+                        + "(a pipe or device) can be read only once", "\(job)")
+            }
         }
     }
 

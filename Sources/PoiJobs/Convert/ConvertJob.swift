@@ -62,7 +62,7 @@ public struct ConvertJob {
         // record (standard input cannot be read twice).
         var keys = KeyRule(policy: options.onDuplicate)
         if options.onDuplicate == .last {
-            if input == "-" { throw .configuration(.lastWinsNeedsFiles) }
+            if FilePaths.isReadOnce(input) { throw .configuration(.lastWinsNeedsFiles(input: input)) }
             keys.lastRecords = try KeyRule.lastRecords(of: inputs, options: options.read)
         }
         // The first reader is opened before the output, so an unreadable input leaves it alone.

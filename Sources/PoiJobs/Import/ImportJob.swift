@@ -98,7 +98,7 @@ public final class ImportJob {
             throw .configuration(.oneRejectsFileForManyInputs(inputs: dumps.count))
         }
         if options.onDuplicate == .last {
-            if inputs.contains("-") { throw .configuration(.lastWinsNeedsFiles) }
+            if let once = inputs.first(where: FilePaths.isReadOnce) { throw .configuration(.lastWinsNeedsFiles(input: once)) }
             keys.lastRecords = try findLastRecords()
         }
         do {

@@ -62,8 +62,9 @@ public enum ConfigurationProblem: Sendable, Equatable, CustomStringConvertible, 
     /// An export found nothing and would replace `path`, which holds an earlier non-empty export
     /// (or anything else), with an empty one.
     case emptyResultWouldReplace(path: String)
-    /// Keeping the last record of each key reads the inputs twice; standard input can be read once.
-    case lastWinsNeedsFiles
+    /// Keeping the last record of each key reads the inputs twice; standard input, a pipe or a
+    /// device can be read once (`FilePaths.isReadOnce`).
+    case lastWinsNeedsFiles(input: String)
     case other(String)
 
     public init(stringLiteral value: String) { self = .other(value) }
@@ -81,8 +82,9 @@ public enum ConfigurationProblem: Sendable, Equatable, CustomStringConvertible, 
             return "database \(database) has no \(collection) collection (\(others))"
         case .emptyResultWouldReplace(let path):
             return "no places matched, and the empty result would replace \(path), which is not empty; left as it was"
-        case .lastWinsNeedsFiles:
-            return "keeping the last record of each key reads the input twice, and standard input can be read only once"
+        case .lastWinsNeedsFiles(let input):
+            return "keeping the last record of each key reads the input twice, and "
+                + (input == "-" ? "standard input" : "\(input) (a pipe or device)") + " can be read only once"
         case .other(let text):
             return text
         }

@@ -24,11 +24,15 @@ enum Console {
     /// graceful shutdown that lets requests finish), so it asks for the descriptors only.
     static func start(handlingTerminationSignals: Bool = true) {
         _ = closedAtStart
+        // Over a file size limit (`ulimit -f`), a write fails with EFBIG, which every writer
+        // reports and cleans up after; the signal's default action killed the process instead,
+        // and left the output's temporary file behind.
+        signal(SIGXFSZ, SIG_IGN)
         guard handlingTerminationSignals else { return }
         TemporaryFiles.shared.removeOnTerminationSignals { signal in
             // A cron job under timeout(1) ends with SIGTERM; the script reading --json must
             // still get its object. What was written stays written: a rerun finishes the job.
-            let name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)"
+            let name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : signal == SIGHUP ? "SIGHUP" : "signal \(signal)"
             let message = "interrupted by \(name); run the command again to finish"
             printError(message)
             JSONFailure.report(message, exitStatus: 128 + signal)
