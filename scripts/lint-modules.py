@@ -17,7 +17,7 @@ non-test target needs a rule. One line per violation:
 
 A new module gets its rule here and its row in DESIGN §3 in the same change.
 """
-import json, os, re, shutil, subprocess, sys, tempfile
+import glob, json, os, re, shutil, subprocess, sys, tempfile
 
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Musl", "Darwin", "Synchronization"}
 POI = {"PoiModel", "PoiFiles", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiServer"}
@@ -216,6 +216,13 @@ def manifest_problems(root):
                             "--scratch-path", scratch, "dump-package"], capture_output=True, text=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        # SwiftPM locks the scratch path with a file of its own in the temporary folder, named
+        # after that path (/tmp/poi-lint-x1 -> /tmp/_tmp_poi-lint-x1.lock): it goes too.
+        for lock in glob.glob(os.path.join(tempfile.gettempdir(), "*" + os.path.basename(scratch) + "*.lock")):
+            try:
+                os.remove(lock)
+            except OSError:
+                pass
     if r.returncode != 0:
         return [f"Package.swift: swift package dump-package failed: {r.stderr.strip()[:400]}"]
     manifest = json.loads(r.stdout)

@@ -25,7 +25,9 @@ import Testing
     final class Fixtures: @unchecked Sendable {
         let dir: URL
         init() throws {
-            dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-hostile-\(UUID().uuidString.prefix(8))")
+            // Held by a `static let` for the whole run (so never deinitialised): removed at exit.
+            dir = ProcessScratch.removedAtExit(FileManager.default.temporaryDirectory
+                .appendingPathComponent("poi-hostile-\(UUID().uuidString.prefix(8))"))
             let fm = FileManager.default
             try fm.createDirectory(at: dir.appendingPathComponent("imgs"), withIntermediateDirectories: true)
             try fm.createDirectory(at: dir.appendingPathComponent("outside"), withIntermediateDirectories: true)

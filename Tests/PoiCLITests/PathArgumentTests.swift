@@ -31,9 +31,12 @@ import Testing
             ["thumbnails", "--uploads", path] + db,
         ]
         for args in commands {
-            let dir = NSTemporaryDirectory() + "poi-paths-\(UUID().uuidString.prefix(8))"
+            // The command runs one level down, so that ".." (`poi thumb coffee.jpg -o ..`) is
+            // this test's folder too, removed with it, not the temporary folder itself.
+            let scratch = NSTemporaryDirectory() + "poi-paths-\(UUID().uuidString.prefix(8))"
+            let dir = scratch + "/cwd"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: dir) }
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
             if !["-", "..", "./", "x/"].contains(path) { FileManager.default.createFile(atPath: dir + "/" + path, contents: Self.csv) }
             let r = try PoiProcess.run(args, currentDirectory: URL(fileURLWithPath: dir), stdin: path == "-" ? Self.csv : nil)
             // 0-3 are PoiKit's statuses; a crash ends the process by a signal.

@@ -4,16 +4,26 @@ import Testing
 /// Issue 18 §4/§5 at the command line: what the readers did not map is said once per file, with
 /// the flag that maps it; the rules are in `--help`.
 @Suite struct SayWhatWasNotUnderstoodTests {
+    /// `text` as `name` in a folder of its own; remove it with `removeFolder(of:)`.
     static func write(_ text: String, _ name: String) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-cli-i18b-\(getpid())-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent(name).path
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        do { try text.write(toFile: path, atomically: true, encoding: .utf8) } catch {
+            try? FileManager.default.removeItem(at: dir)
+            throw error
+        }
         return path
+    }
+
+    /// Removes the folder `write` made for `path`.
+    static func removeFolder(of path: String) {
+        try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
     }
 
     @Test func checkSaysWhichColumnsLookLikeFieldsOncePerFile() throws {
         let csv = try Self.write("name,lat,lon,image_url,photo_file,source_id\nA,1,2,http://x/a.jpg,a.jpg,7\nB,1,2,,b.jpg,8\n", "hint.csv")
+        defer { Self.removeFolder(of: csv) }
         let r = try PoiProcess.run(["check", (csv as NSString).lastPathComponent], currentDirectory: URL(fileURLWithPath: (csv as NSString).deletingLastPathComponent))
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let notes = r.stderr.split(separator: "\n").filter { $0.contains("looks like") }
@@ -26,6 +36,7 @@ import Testing
 
     @Test func checkSaysWhereColumnsPoiKitWritesItselfGo() throws {
         let csv = try Self.write("name,lat,lon,created_at,_reason,address,placename\nA,1,2,2020,r,Street 1,Town\n", "kept.csv")
+        defer { Self.removeFolder(of: csv) }
         let r = try PoiProcess.run(["check", (csv as NSString).lastPathComponent], currentDirectory: URL(fileURLWithPath: (csv as NSString).deletingLastPathComponent))
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(r.stderr.contains("note: kept.csv: column \"created_at\" is a name PoiKit writes itself; kept as extra.created_at\n"))
@@ -47,6 +58,7 @@ import Testing
 
     @Test func categorySeparatorOptionSplitsOnComma() throws {
         let csv = try Self.write("name,lat,lon,tags\nA,1,2,\"a, b;c\"\n", "cats.csv")
+        defer { Self.removeFolder(of: csv) }
         let dir = (csv as NSString).deletingLastPathComponent
         let out = dir + "/cats.geojson"
         let r = try PoiProcess.run(["convert", csv, "-o", out, "--category-separator", ","])

@@ -32,6 +32,7 @@ import Testing
 
     @Test func writesUprightThumbnailsAndReportsTheBadFileExit1() throws {
         let out = try Self.tempDir("mixed")
+        defer { try? FileManager.default.removeItem(at: out) }
         let r = try PoiProcess.run(["thumb", Self.image("astronaut-exif6.jpg"), Self.image("chelsea-cutout.png"),
                                     Self.image("truncated.jpg"), Self.image("coffee.jpg"), "-o", out.path,
                                     "--size", "128x128"])
@@ -48,6 +49,7 @@ import Testing
 
     @Test func coverFitJSONAndFormat() throws {
         let out = try Self.tempDir("cover")
+        defer { try? FileManager.default.removeItem(at: out) }
         let r = try PoiProcess.run(["thumb", Self.image("coffee.jpg"), Self.image("coins.png"), "-o", out.path,
                                     "--size", "64x48", "--fit", "cover", "--format", "png", "--json"])
         #expect(r.status == 0, "stderr: \(r.stderr)")
@@ -102,6 +104,7 @@ import Testing
 
     @Test func usageErrorsExit2() throws {
         let out = try Self.tempDir("usage")
+        defer { try? FileManager.default.removeItem(at: out) }
         for args in [["--size", "0x10"], ["--fit", "stretch"], ["--format", "gif"], ["--quality", "0"],
                      ["--format", "webp", "--size", "16384x100"], ["--jobs", "0"],
                      ["--memory", "0"], ["--memory", "lots"]] {
@@ -114,6 +117,7 @@ import Testing
     /// Two files with one base name: the second is a clash, never an overwrite.
     @Test func sameBaseNameTwiceIsAnErrorNotAnOverwrite() throws {
         let out = try Self.tempDir("dup")
+        defer { try? FileManager.default.removeItem(at: out) }
         let other = try Self.tempDir("dup-other")
         try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: other) }
@@ -128,6 +132,7 @@ import Testing
     /// with a note; it was reported as a clash with itself (exit 1).
     @Test func theSameFileGivenTwiceIsThumbnailedOnce() throws {
         let out = try Self.tempDir("same")
+        defer { try? FileManager.default.removeItem(at: out) }
         let link = try Self.tempDir("same-link")
         try FileManager.default.createDirectory(at: link, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: link) }

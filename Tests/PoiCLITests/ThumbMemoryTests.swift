@@ -9,7 +9,7 @@ import Testing
 
     /// Three 8000x6000 progressive JPEGs made from a sample photo, once per run.
     static let images: Result<[String], any Error> = Result {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-thumb-memory-\(getpid())")
+        let dir = ProcessScratch.removedAtExit(FileManager.default.temporaryDirectory.appendingPathComponent("poi-thumb-memory-\(getpid())"))
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let made = try PoiProcess.python("""
             import sys
@@ -25,7 +25,7 @@ import Testing
 
     /// Three 4000x3000 PNGs (36 MB of image data each once inflated), for the libdeflate path.
     static let pngs: Result<[String], any Error> = Result {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-thumb-memory-png-\(getpid())")
+        let dir = ProcessScratch.removedAtExit(FileManager.default.temporaryDirectory.appendingPathComponent("poi-thumb-memory-png-\(getpid())"))
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let made = try PoiProcess.python("""
             import sys
@@ -53,6 +53,7 @@ import Testing
 
     static func baseline() throws -> Int {
         let out = try ThumbCommandTests.tempDir("memory-baseline")
+        defer { try? FileManager.default.removeItem(at: out) }
         let r = try peakRSS(["thumb", ThumbCommandTests.image("coffee.jpg"), "-o", out.path, "--jobs", "2"])
         #expect(r.status == 0)
         return r.bytes
@@ -65,6 +66,7 @@ import Testing
         let files = try Self.images.get()
         let base = try Self.baseline()
         let out = try ThumbCommandTests.tempDir("memory-200")
+        defer { try? FileManager.default.removeItem(at: out) }
         let r = try Self.peakRSS(["thumb"] + files + ["-o", out.path, "--jobs", "2", "--memory", "200"])
         #expect(r.status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == 3)
@@ -81,6 +83,7 @@ import Testing
         let files = try Self.pngs.get()
         let base = try Self.baseline()
         let out = try ThumbCommandTests.tempDir("memory-png-\(megabytes)")
+        defer { try? FileManager.default.removeItem(at: out) }
         let r = try Self.peakRSS(["thumb"] + files + ["-o", out.path, "--jobs", "2", "--memory", "\(megabytes)"])
         #expect(r.status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == 3)
@@ -92,6 +95,7 @@ import Testing
         let files = try Self.images.get()
         let base = try Self.baseline()
         let out = try ThumbCommandTests.tempDir("memory-400")
+        defer { try? FileManager.default.removeItem(at: out) }
         let r = try Self.peakRSS(["thumb"] + files + ["-o", out.path, "--jobs", "2", "--memory", "400"])
         #expect(r.status == 0)
         #expect(r.bytes > base + 250 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB, baseline \(base / Self.megabyte) MB")

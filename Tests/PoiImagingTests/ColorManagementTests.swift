@@ -13,7 +13,8 @@ import Testing
     }
 
     static let fixtures: Result<Made, FixtureError> = {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poicolor-fixtures-\(getpid())")
+        let dir = ProcessScratch.removedAtExit(FileManager.default.temporaryDirectory
+            .appendingPathComponent("poicolor-fixtures-\(getpid())"))
         try? FileManager.default.removeItem(at: dir)
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let p3 = dir.appendingPathComponent("display-p3.icc")

@@ -68,8 +68,9 @@ enum Fixtures {
                 virtualenv. Run `make setup` (or `make test`, which runs it) first.
                 """))
         }
-        let dir = FileManager.default.temporaryDirectory
-            .appendingPathComponent("poiimaging-fixtures-\(getpid())")
+        // Shared by every suite of the run: removed when the test process exits.
+        let dir = ProcessScratch.removedAtExit(FileManager.default.temporaryDirectory
+            .appendingPathComponent("poiimaging-fixtures-\(getpid())"))
         try? FileManager.default.removeItem(at: dir)
         let script = repoRoot.appendingPathComponent("Tests/PoiImagingTests/Fixtures/make_fixtures.py")
         let process = Process()

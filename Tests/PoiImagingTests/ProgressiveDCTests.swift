@@ -14,6 +14,7 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-progressive-dc-\(getpid())")
         try? FileManager.default.removeItem(at: dir)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }  // the photos are read into memory
         let script = """
             import os, subprocess, sys
             from PIL import Image

@@ -68,8 +68,13 @@ final class ServeHarness: @unchecked Sendable {
     init(_ label: String, extraArguments: [String] = [], environment: [String: String] = [:], serveURI: String? = nil) throws {
         guard let uri = Live.uri else { throw HarnessError("MONGODB_URI is not set, and the test lacks .liveServer") }
         databaseName = "poikit_test_serve_\(label)_\(ObjectId().hex.suffix(8))"
-        scratch = NSTemporaryDirectory() + "poi-serve-\(databaseName)"
+        let scratch = NSTemporaryDirectory() + "poi-serve-\(databaseName)"
+        self.scratch = scratch
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        // deinit removes it once the server has started; an init that throws (a server that
+        // refuses its arguments, as it should `--write-token ""`) never gets there.
+        var started = false
+        defer { if !started { try? FileManager.default.removeItem(atPath: scratch) } }
         uploads = scratch + "/uploads"
         try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
         logPath = scratch + "/serve.log"
@@ -102,6 +107,7 @@ final class ServeHarness: @unchecked Sendable {
             throw HarnessError("poi serve did not start: \((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
         }
         port = found
+        started = true
     }
 
     /// SIGTERM, then the exit status (waits at most 20 s, then kills).
