@@ -19,6 +19,7 @@ SEED=${SEED:-20261125}
 CHECKS=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance
 CHECKS=$CHECKS,response_schema_conformance,negative_data_rejection,ensure_resource_availability
 work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT  # on an interrupted run too
 passed=0; failed=0
 run() {  # label, extra poi serve arguments, then schemathesis arguments
   local label=$1 serve_args=$2
@@ -55,6 +56,5 @@ run() {  # label, extra poi serve arguments, then schemathesis arguments
 }
 run open ""
 CHECKS=$CHECKS,ignored_auth run token "--write-token fuzz-secret" -H "Authorization: Bearer fuzz-secret"
-rm -rf "$work"
 echo "api-fuzz: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -13,8 +13,13 @@ import Testing
     static func scratch(_ name: String) throws -> String {
         let dir = NSTemporaryDirectory() + "poi-safety-\(name)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: landmarks, toPath: dir + "/x.geojson")
-        try FileManager.default.copyItem(atPath: places, toPath: dir + "/p.csv")
+        do {
+            try FileManager.default.copyItem(atPath: landmarks, toPath: dir + "/x.geojson")
+            try FileManager.default.copyItem(atPath: places, toPath: dir + "/p.csv")
+        } catch {
+            try? FileManager.default.removeItem(atPath: dir)
+            throw error
+        }
         return dir
     }
 

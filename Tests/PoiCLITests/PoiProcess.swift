@@ -45,15 +45,15 @@ struct PoiProcess {
         // Standard input from a file, not a pipe: a pipe's write end can leak into children that
         // other tests start at the same moment, and then the reader never sees the end.
         var inputFile: String?
+        defer { if let inputFile { try? FileManager.default.removeItem(atPath: inputFile) } }
         if let stdin {
             let path = NSTemporaryDirectory() + "poi-stdin-\(UUID().uuidString)"
-            try stdin.write(to: URL(fileURLWithPath: path))
             inputFile = path
+            try stdin.write(to: URL(fileURLWithPath: path))
             process.standardInput = FileHandle(forReadingAtPath: path)
         } else {
             process.standardInput = FileHandle.nullDevice
         }
-        defer { if let inputFile { try? FileManager.default.removeItem(atPath: inputFile) } }
         try process.run()
         // Read both pipes concurrently with the process so a chatty child never blocks on a full pipe.
         let group = DispatchGroup()

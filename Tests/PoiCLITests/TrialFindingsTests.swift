@@ -12,10 +12,15 @@ import Testing
     static func scratch(_ name: String) throws -> String {
         let dir = NSTemporaryDirectory() + "poi-trial-\(name)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try "id,name,lat,lon\na1,Alpha,1,2\n".write(toFile: dir + "/good.csv", atomically: true, encoding: .utf8)
-        try "id,name,lat,lon\na1,Alpha,1,2\na2,Beta,999,2\n".write(toFile: dir + "/bad.csv", atomically: true, encoding: .utf8)
-        try FileManager.default.copyItem(atPath: samples.appendingPathComponent("landmarks.geojson").path,
-                                         toPath: dir + "/x.geojson")
+        do {
+            try "id,name,lat,lon\na1,Alpha,1,2\n".write(toFile: dir + "/good.csv", atomically: true, encoding: .utf8)
+            try "id,name,lat,lon\na1,Alpha,1,2\na2,Beta,999,2\n".write(toFile: dir + "/bad.csv", atomically: true, encoding: .utf8)
+            try FileManager.default.copyItem(atPath: samples.appendingPathComponent("landmarks.geojson").path,
+                                             toPath: dir + "/x.geojson")
+        } catch {
+            try? FileManager.default.removeItem(atPath: dir)
+            throw error
+        }
         return dir
     }
 

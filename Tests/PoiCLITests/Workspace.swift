@@ -15,12 +15,17 @@ struct Workspace {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("poi-e2e-\(label)-\(UUID().uuidString.prefix(8))")
         database = "poikit_e2e_\(label)_\(UUID().uuidString.prefix(8).lowercased())"
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: PoiProcess.repoRoot.appendingPathComponent("Samples"),
-                                         to: root.appendingPathComponent("Samples"))
-        // Rejects files a developer's own runs left in Samples/ (ignored by git) are not samples.
-        let samples = root.appendingPathComponent("Samples")
-        for name in try FileManager.default.contentsOfDirectory(atPath: samples.path) where name.contains(".rejects.") {
-            try FileManager.default.removeItem(at: samples.appendingPathComponent(name))
+        do {
+            try FileManager.default.copyItem(at: PoiProcess.repoRoot.appendingPathComponent("Samples"),
+                                             to: root.appendingPathComponent("Samples"))
+            // Rejects files a developer's own runs left in Samples/ (ignored by git) are not samples.
+            let samples = root.appendingPathComponent("Samples")
+            for name in try FileManager.default.contentsOfDirectory(atPath: samples.path) where name.contains(".rejects.") {
+                try FileManager.default.removeItem(at: samples.appendingPathComponent(name))
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: root)  // no workspace, so no cleanUp() to do it
+            throw error
         }
     }
 

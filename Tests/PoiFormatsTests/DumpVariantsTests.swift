@@ -16,8 +16,8 @@ import PoiModel
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = args
         let inFile = NSTemporaryDirectory() + "poi-variant-\(UUID().uuidString)"
-        try Data(input).write(to: URL(fileURLWithPath: inFile))
         defer { try? FileManager.default.removeItem(atPath: inFile) }
+        try Data(input).write(to: URL(fileURLWithPath: inFile))
         p.standardInput = FileHandle(forReadingAtPath: inFile)
         let out = Pipe()
         p.standardOutput = out
@@ -74,8 +74,8 @@ import PoiModel
 
     @Test func gzipFileOnDiskReadsThePlainPlaces() throws {
         let path = NSTemporaryDirectory() + "poi-variant-\(UUID().uuidString).csv.gz"
-        try Data(try Self.gzip(Self.plain)).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(try Self.gzip(Self.plain)).write(to: URL(fileURLWithPath: path))
         let reader = try PlaceReader(path: path)
         #expect(reader.isGzip)
         var places: [Place] = []

@@ -205,7 +205,11 @@ private func tempFile(_ bytes: [UInt8], ext: String) throws -> String {
     func twoHundredPlacesWritten() throws -> (fc: String, seq: String) {
         var rng = SeededRandom(state: 7)
         let places = (0..<200).map { randomPlace(&rng, index: $0) }
-        return (try tempFile(try write(places), ext: "geojson"), try tempFile(try write(places, style: .sequence), ext: "geojsons"))
+        let fc = try tempFile(try write(places), ext: "geojson")
+        do { return (fc, try tempFile(try write(places, style: .sequence), ext: "geojsons")) } catch {
+            try? FileManager.default.removeItem(atPath: fc)
+            throw error
+        }
     }
 
     @Test func outputsAcceptedByPython() throws {

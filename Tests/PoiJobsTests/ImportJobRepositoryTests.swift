@@ -171,11 +171,16 @@ final class InMemoryImages: ImageRepository {
         init(rows: [String]) throws {
             dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-importrepo-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            for name in ["coffee.jpg", "coins.png"] {
-                try FileManager.default.copyItem(at: samples.appendingPathComponent(name), to: dir.appendingPathComponent(name))
+            do {
+                for name in ["coffee.jpg", "coins.png"] {
+                    try FileManager.default.copyItem(at: samples.appendingPathComponent(name), to: dir.appendingPathComponent(name))
+                }
+                try (["id,name,lat,lon,image"] + rows).joined(separator: "\n").appending("\n")
+                    .write(to: dir.appendingPathComponent("places.csv"), atomically: true, encoding: .utf8)
+            } catch {
+                try? FileManager.default.removeItem(at: dir)  // no fixture, so no remove() to do it
+                throw error
             }
-            try (["id,name,lat,lon,image"] + rows).joined(separator: "\n").appending("\n")
-                .write(to: dir.appendingPathComponent("places.csv"), atomically: true, encoding: .utf8)
         }
 
         func bytes(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: dir.appendingPathComponent(name))) }

@@ -14,12 +14,17 @@ import Testing
         let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Samples/images")
         var csv = "id,name,lat,lon,image\n"
-        for (i, name) in images.enumerated() {
-            try FileManager.default.copyItem(at: samples.appendingPathComponent(name), to: dir.appendingPathComponent(name))
-            csv += "a\(i),Place \(i),\(i),\(i),\(name)\n"
+        do {
+            for (i, name) in images.enumerated() {
+                try FileManager.default.copyItem(at: samples.appendingPathComponent(name), to: dir.appendingPathComponent(name))
+                csv += "a\(i),Place \(i),\(i),\(i),\(name)\n"
+            }
+            for (i, name) in images.enumerated() { csv += "b\(i),Again \(i),\(i),\(i + 1),\(name)\n" }
+            try csv.write(to: dir.appendingPathComponent("places.csv"), atomically: true, encoding: .utf8)
+        } catch {
+            try? FileManager.default.removeItem(at: dir)
+            throw error
         }
-        for (i, name) in images.enumerated() { csv += "b\(i),Again \(i),\(i),\(i + 1),\(name)\n" }
-        try csv.write(to: dir.appendingPathComponent("places.csv"), atomically: true, encoding: .utf8)
         return dir
     }
 

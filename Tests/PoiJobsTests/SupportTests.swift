@@ -37,11 +37,16 @@ import Testing
     init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("poi-resolver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root.appendingPathComponent("images/sub"), withIntermediateDirectories: true)
-        try Data([1]).write(to: root.appendingPathComponent("images/a.jpg"))
-        try Data([2]).write(to: root.appendingPathComponent("images/sub/b.png"))
-        try Data([3]).write(to: root.appendingPathComponent("secret.txt"))
-        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("images/link.jpg").path,
-                                                   withDestinationPath: root.appendingPathComponent("secret.txt").path)
+        do {
+            try Data([1]).write(to: root.appendingPathComponent("images/a.jpg"))
+            try Data([2]).write(to: root.appendingPathComponent("images/sub/b.png"))
+            try Data([3]).write(to: root.appendingPathComponent("secret.txt"))
+            try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("images/link.jpg").path,
+                                                       withDestinationPath: root.appendingPathComponent("secret.txt").path)
+        } catch {
+            try? FileManager.default.removeItem(at: root)  // the test that would remove it never runs
+            throw error
+        }
     }
 
     @Test func resolvesInsideAndRefusesEveryEscape() throws {

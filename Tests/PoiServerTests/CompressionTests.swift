@@ -8,8 +8,8 @@ import Testing
 struct CompressionTests {
     static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
         let file = NSTemporaryDirectory() + "poi-gz-\(UUID().uuidString).gz"
-        try Data(bytes).write(to: URL(fileURLWithPath: file))
         defer { unlink(file) }
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/gzip")
         p.arguments = ["-dc", file]

@@ -24,6 +24,7 @@ import Testing
         #expect(cache.heldBytes == 3)
         // Replaced by hand (a new inode, as `mv` or an editor's save gives): a miss, the entry gone.
         let other = try Self.scratchFile([9, 9, 9])
+        defer { unlink(other) }  // renamed over `path` unless that failed
         #expect(rename(other, path) == 0)
         #expect(cache.get(id, path: path) == nil)
         #expect(cache.heldBytes == 0)
