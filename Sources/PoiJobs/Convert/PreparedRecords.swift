@@ -17,6 +17,10 @@ final class PreparedRecords: @unchecked Sendable {
     /// Records per batch: big enough that handing batches over costs nothing, small enough that
     /// the few in flight hold a megabyte or two.
     static let capacity = 1024
+    /// Bytes of places per batch, about (`weight(of:)`): a batch of big records (a GeoJSON
+    /// feature may hold 16 MB) ends early. Without it, 60 features of 4 MB went into one batch
+    /// and `poi convert` peaked at 419 MB where reading them one by one takes 57.
+    static let maxWeight = 1 << 20
 
     /// What the job's thread needs of each record once it is prepared: a place's fingerprints
     /// and where it came from (for a duplicate's message), or the reject.
@@ -30,6 +34,8 @@ final class PreparedRecords: @unchecked Sendable {
     /// retain and a release for every string of a place, a tenth of the job's CPU).
     private let items = UnsafeMutablePointer<ReadItem>.allocate(capacity: PreparedRecords.capacity)
     private var count = 0
+    /// What the places read take, about (`weight(of:)`).
+    private(set) var weight = 0
     private(set) var records: [Record] = []
     /// Each record's feature ends here in `bytes` (a reject's where the previous one ended).
     private var ends: [Int] = []
@@ -46,13 +52,48 @@ final class PreparedRecords: @unchecked Sendable {
         items.deallocate()
     }
 
-    var isFull: Bool { count >= Self.capacity }
+    var isFull: Bool { count >= Self.capacity || weight >= Self.maxWeight }
     var isEmpty: Bool { count == 0 }
 
     func append(_ item: consuming ReadItem) {
         precondition(count < Self.capacity)
+        weight += Self.weight(of: item)
         (items + count).initialize(to: item)
         count += 1
+    }
+
+    /// About the bytes an item holds: its text and a little for each value. An estimate, to
+    /// bound memory, never part of what is written.
+    static func weight(of item: borrowing ReadItem) -> Int {
+        switch item {
+        case .place(let p, _):
+            var n = 128 + p.name.utf8.count + p.importKey.utf8.count + (p.placename?.utf8.count ?? 0)
+                + (p.details?.utf8.count ?? 0) + (p.image?.utf8.count ?? 0)
+            for i in p.categories.indices { n += 16 + p.categories[i].utf8.count }
+            if let id = p.id { n += weight(of: id) }
+            return n + weight(of: p.extra) + weight(of: p.poiKitProperties)
+        case .reject(let r, _):
+            return 128 + r.reason.utf8.count
+        }
+    }
+
+    // By index, not by element: iterating copies each member (a retain and a release each).
+    private static func weight(of o: JSONObject) -> Int {
+        var n = 16
+        for i in o.members.indices { n += 16 + o.members[i].key.utf8.count + weight(of: o.members[i].value) }
+        return n
+    }
+
+    private static func weight(of v: JSONValue) -> Int {
+        switch v {
+        case .string(let s), .bigInteger(let s): return 16 + s.utf8.count
+        case .array(let a):
+            var n = 16
+            for i in a.indices { n += weight(of: a[i]) }
+            return n
+        case .object(let o): return weight(of: o)
+        default: return 16
+        }
     }
 
     /// Encodes and fingerprints every place (on the preparation thread); the places themselves
@@ -87,6 +128,7 @@ final class PreparedRecords: @unchecked Sendable {
     func reset() {
         items.deinitialize(count: count)
         count = 0
+        weight = 0
         records.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)
@@ -98,21 +140,26 @@ final class PreparedRecords: @unchecked Sendable {
 /// (the reader's workers waited on it), and the reader converts its next records only when
 /// asked for them, so a core sat idle unless other batches were there to prepare.
 struct PreparationLine {
-    /// Batches in flight at most (each about a megabyte of places and their features).
+    /// Batches in flight at most.
     let depth: Int
+    /// Weight in flight at most (`PreparedRecords.weight`): big records are prepared a batch or
+    /// two at a time, so memory stays near what reading them one by one takes.
+    static let maxWeight = 2 * PreparedRecords.maxWeight
     // A private queue, as the readers use (`CSVPlaceReader.inBackground`), here a concurrent one.
     private let queue = DispatchQueue(label: "poi.convert.prepare", attributes: .concurrent)
     private var inFlight: [(batch: PreparedRecords, done: DispatchGroup)] = []
+    private var weight = 0
 
     init(cores: Int) { depth = max(2, min(16, 2 * cores)) }
 
-    var isFull: Bool { inFlight.count >= depth }
+    var isFull: Bool { inFlight.count >= depth || weight >= Self.maxWeight }
     var isEmpty: Bool { inFlight.isEmpty }
 
     /// Starts preparing `batch`; it comes back from `next()` once prepared, after the ones
     /// started before it.
     mutating func start(_ batch: PreparedRecords) {
         let done = DispatchGroup()
+        weight += batch.weight
         queue.async(group: done) { batch.prepare() }
         inFlight.append((batch, done))
     }
@@ -122,6 +169,7 @@ struct PreparationLine {
         guard !inFlight.isEmpty else { return nil }
         let (batch, done) = inFlight.removeFirst()
         done.wait()
+        weight -= batch.weight
         return batch
     }
 }

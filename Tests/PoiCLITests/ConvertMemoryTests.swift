@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+
+/// `poi convert` prepares places in batches on other threads: batches end at a size as well as
+/// a count, so big records are never gathered a thousand at a time. Peak RSS is the child's
+/// `ru_maxrss`, taken by a Python parent that runs nothing else.
+@Suite struct ConvertMemoryTests {
+    static let megabyte = 1 << 20
+
+    /// 20 features of 4 MB each: read one by one they take about 60 MB at peak; gathered into
+    /// one batch (a count cap alone) the places and their encoded features took 419 MB for 60
+    /// of them (issue 26).
+    @Test func bigFeaturesAreNotGatheredIntoOneBatch() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-convert-memory-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("big.geojson").path
+        let handle = try #require(FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: input, contents: nil); return input }()))
+        let blob = String(repeating: "x", count: 4 * Self.megabyte)
+        try handle.write(contentsOf: Data(#"{"type":"FeatureCollection","features":["#.utf8))
+        for i in 0..<20 {
+            let feature = (i == 0 ? "" : ",") + #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"#
+                + #""properties":{"name":"n\#(i)","blob":""# + blob + #""}}"#
+            try handle.write(contentsOf: Data(feature.utf8))
+        }
+        try handle.write(contentsOf: Data("]}".utf8))
+        try handle.close()
+        let output = dir.appendingPathComponent("out.geojson").path
+        let r = try ThumbMemoryTests.peakRSS(["convert", input, "-o", output])
+        #expect(r.status == 0)
+        #expect(r.bytes < 110 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB")
+        let attributes = try FileManager.default.attributesOfItem(atPath: output)
+        #expect((attributes[.size] as? Int ?? 0) > 20 * 4 * Self.megabyte)
+    }
+}
