@@ -342,14 +342,21 @@ import Testing
         #expect(object["exitStatus"] as? Int == status)
     }
 
+    /// `count` valid places with distinct keys, as a CSV file at `path`.
+    static func writePlaces(_ count: Int, to path: String, withDescriptions: Bool = false) throws {
+        var csv = withDescriptions ? "id,name,lat,lon,description\n" : "id,name,lat,lon\n"
+        for i in 0..<count {
+            csv += "k\(i),Place \(i),\(i % 179 - 89),\(i % 359 - 179)" + (withDescriptions ? ",a description of place \(i)\n" : "\n")
+        }
+        try csv.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
     /// A file size limit (`ulimit -f`) is a write that fails: said, exit status 3, no temporary
     /// file left (SIGXFSZ killed the process and left it, new-user pass of issue 26).
     @Test func aFileSizeLimitIsAFailedWrite() throws {
         let dir = try Self.scratch("fsize")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var csv = "id,name,lat,lon\n"
-        for i in 0..<20_000 { csv += "k\(i),Place \(i),\(i % 179 - 89),\(i % 359 - 179)\n" }
-        try csv.write(toFile: dir + "/big.csv", atomically: true, encoding: .utf8)
+        try Self.writePlaces(20_000, to: dir + "/big.csv")
         let before = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
         let r = try Self.shell("ulimit -f 200; \"$POI\" convert big.csv -o out.geojson; echo \"status=$?\" >&2", in: dir)
         #expect(r.stderr.hasPrefix("poi: cannot write out.geojson: "), "\(r.stderr)")
@@ -361,19 +368,19 @@ import Testing
     /// A signal while worker threads are busy (a conversion in full swing) ends the process once:
     /// the message was printed again and again, up to 22,000 times, in four runs of ten (new-user
     /// pass, issue 26) — the signal raised again to end the process came back to the same
-    /// handler, as every Dispatch thread blocks it.
+    /// handler, as every Dispatch thread blocks it. The signal is sent once the output's
+    /// temporary file exists: the handler is installed and the conversion under way.
     @Test func aSignalDuringBusyWorkEndsTheProcessAtOnce() throws {
         let dir = try Self.scratch("signal-busy")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var csv = "id,name,lat,lon,description\n"
-        for i in 0..<400_000 { csv += "k\(i),Place \(i),\(i % 179 - 89),\(i % 359 - 179),a description of place \(i)\n" }
-        try csv.write(toFile: dir + "/big.csv", atomically: true, encoding: .utf8)
+        try Self.writePlaces(400_000, to: dir + "/big.csv", withDescriptions: true)
         let message = "poi: interrupted by SIGTERM; run the command again to finish\n"
         let before = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
-        for round in 0..<6 {
+        for round in 0..<10 {
             let r = try Self.shell("""
                 "$POI" convert big.csv -o out.geojson & pid=$!
-                sleep 0.\(3 + round % 3); kill -TERM $pid; wait $pid; echo "status=$?" >&2
+                for i in $(seq 400); do ls .out.geojson.tmp-* >/dev/null 2>&1 && break; sleep 0.05; done
+                sleep 0.\(1 + round % 3); kill -TERM $pid; wait $pid; echo "status=$?" >&2
                 """, in: dir)
             #expect(r.stderr == message + "status=143\n", "round \(round): \(r.stderr.prefix(400))")
             #expect(!FileManager.default.fileExists(atPath: dir + "/out.geojson"), "round \(round)")

@@ -122,26 +122,33 @@ final class OverlapProbe: PlaceRepository {
         }
     }
 
-    /// A FIFO (or `<(cmd)`, a /dev/fd pipe) cannot be read twice either: refused by name, where
-    /// the second read used to find it drained and call it an empty file (new-user pass, issue 26).
+    /// A pipe (`<(cmd)`, a /dev/fd path; a FIFO alike) cannot be read twice either: refused by
+    /// name, where the second read used to find it drained and call it an empty file (new-user
+    /// pass, issue 26). The pipe holds a whole CSV and its write end is closed, so a job that
+    /// took it would read it and fail otherwise, never wait.
     @Test func lastWinsRefusesAPipeByName() throws {
         let fx = try Fixture(rows: ["a,A,1.5,2.5,"])
         defer { fx.remove() }
-        let fifo = fx.dir.appendingPathComponent("in.fifo").path
-        #expect(mkfifo(fifo, 0o600) == 0)
         for job in ["import", "convert"] {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            defer { close(ends[0]) }
+            let csv = Array("id,name,lat,lon\na,A,1.5,2.5\n".utf8)
+            #expect(write(ends[1], csv, csv.count) == csv.count)
+            close(ends[1])
+            let pipePath = "/dev/fd/\(ends[0])"
             do {
                 if job == "import" {
                     _ = try ImportJob(options: fx.options { $0.onDuplicate = .last; $0.rejectsPath = nil }, places: InMemoryPlaces(),
-                                      images: InMemoryImages()).run(files: [fifo])
+                                      images: InMemoryImages()).run(files: [pipePath])
                 } else {
                     var options = ConvertOptions()
                     options.onDuplicate = .last
-                    _ = try ConvertJob(input: fifo, output: fx.dir.appendingPathComponent("out.geojson").path, options: options).run()
+                    _ = try ConvertJob(input: pipePath, output: fx.dir.appendingPathComponent("out.geojson").path, options: options).run()
                 }
-                Issue.record("\(job) took a FIFO with --on-duplicate last")
+                Issue.record("\(job) took a pipe with --on-duplicate last")
             } catch {
-                #expect(error.description == "keeping the last record of each key reads the input twice, and \(fifo) "
+                #expect(error.description == "keeping the last record of each key reads the input twice, and \(pipePath) "
                         + "(a pipe or device) can be read only once", "\(job)")
             }
         }
