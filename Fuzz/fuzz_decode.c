@@ -14,7 +14,13 @@
  * (whole_inflate_max, into the arena), and the two must agree exactly, in status, message and
  * pixels: the libdeflate path promises the zlib path's results, errors included, except for the
  * streams that break a deflate rule libdeflate does not enforce (zlib's messages for them are
- * listed in zlib_only_rule), where zlib refuses and libdeflate decodes: a known difference. */
+ * listed in zlib_only_rule), where zlib refuses and libdeflate decodes: a known difference.
+ *
+ * JPEG only: the input is decoded once more at 1/8 with the scans the image does not depend on
+ * left out (jpeg_scans.c) and reading every scan up to the last needed one (the way before), strict
+ * and lenient: wherever the second decodes, the first must decode to the same pixels. The first
+ * may decode where the second refuses (damage in the data of a scan it leaves out), never the
+ * other way round. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +144,25 @@ static void png_zlib_vs_libdeflate(const uint8_t *data, size_t len) {
     free(d);
 }
 
+static void jpeg_scans_left_out(const uint8_t *buf, size_t len) {
+    for (int lenient = 0; lenient < 2; lenient++) {
+        cc_image img[2];
+        cc_info info[2];
+        cc_result r[2];
+        for (int m = 0; m < 2; m++) {
+            cc_decode_options opt = {1u << 22, lenient, 8, 8, 0, m ? CC_SCANS_UP_TO_NEEDED : CC_SCANS_NEEDED, 0, NULL};
+            r[m] = cc_decode(buf, len, &opt, &info[m], &img[m]);
+        }
+        if (r[1].status == CC_OK && (r[0].status != CC_OK || !same_image(&img[0], &img[1]))) {
+            fprintf(stderr, "leaving scans out changed the 1/8 decode (lenient %d): %d \"%s\" / %d \"%s\"\n",
+                    lenient, r[0].status, r[0].message, r[1].status, r[1].message);
+            abort();
+        }
+        cc_image_free(&img[0]);
+        cc_image_free(&img[1]);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const uint8_t jpeg_magic[3] = {0xFF, 0xD8, 0xFF};
     static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
@@ -174,6 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             cc_image_free(&img);
         }
     }
+    if (FUZZ_FORMAT == 1) jpeg_scans_left_out(buf, len);
     if (FUZZ_FORMAT == 2) png_zlib_vs_libdeflate(buf, len);
     free(buf);
     return 0;

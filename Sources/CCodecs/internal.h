@@ -15,6 +15,7 @@ cc_result cc_image_alloc(cc_image *img, uint32_t w, uint32_t h, int channels, in
 /* Arena (arena.c). One decode at a time per arena. */
 void *cc_arena_alloc(cc_arena *arena, size_t size); /* >= 64-byte aligned; NULL when out of memory; valid until cc_arena_reset */
 void cc_arena_reset(cc_arena *arena);               /* end of one decode: every allocation gone, memory kept */
+void cc_arena_reserve(cc_arena *arena, size_t size); /* the next allocations, `size` bytes in all, come from one block */
 
 cc_result cc_jpeg_probe(const uint8_t *data, size_t len, uint64_t max_pixels, cc_info *info);
 cc_result cc_jpeg_decode(const uint8_t *data, size_t len, const cc_decode_options *opt,

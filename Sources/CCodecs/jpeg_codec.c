@@ -6,6 +6,7 @@
 #include <jpeglib.h>
 #include <jerror.h>
 #include "internal.h"
+#include "jpeg_scans.h"
 
 /* libjpeg-turbo's documented defence against progressive files with absurd scan counts
  * (CPU exhaustion): abort once the decoder has seen this many scans. */
@@ -365,6 +366,14 @@ static void jmem_realize_virt_arrays(j_common_ptr cinfo) {
     for (jvirt_barray_ptr a = m->barrays; a; a = a->next)
         if (!a->mem_buffer && a->maxaccess && !jmem_fits(a->rows_in_array, a->maxaccess, max_minheights))
             ERREXIT(cinfo, JERR_NO_BACKING_STORE);
+    /* The arrays in one arena block (cc_arena_reserve), with room for each one's row pointers and
+     * rounding. */
+    size_t slack = 0;
+    for (jvirt_sarray_ptr a = m->sarrays; a; a = a->next)
+        if (!a->mem_buffer) slack += (size_t)a->rows_in_array * sizeof(void *) + 512;
+    for (jvirt_barray_ptr a = m->barrays; a; a = a->next)
+        if (!a->mem_buffer) slack += (size_t)a->rows_in_array * sizeof(void *) + 512;
+    if (maximum_space <= SIZE_MAX - slack) cc_arena_reserve(m->arena, maximum_space + slack);
     for (jvirt_sarray_ptr a = m->sarrays; a; a = a->next) {
         if (a->mem_buffer) continue;
         a->mem_buffer = jmem_alloc_sarray(cinfo, JPOOL_IMAGE, a->samplesperrow, a->rows_in_array);
@@ -474,6 +483,7 @@ typedef struct {
     size_t icc_len;
     cc_icc_transform *color;
     cc_jmem jmem; /* libjpeg's memory manager when decoding with an arena */
+    cc_scan_source scans; /* libjpeg's data source when scans are left out (jpeg_scans.c) */
     cc_result result;
 } jdec_ctx;
 
@@ -595,20 +605,21 @@ static int eoi_follows(j_decompress_ptr d) {
  * DC Al=1, luma AC 1-5, chroma AC, luma AC 6-63, luma AC refinement, DC refinement in scan 7,
  * chroma AC refinements in 8 and 9, the final luma AC refinement in 10) that is scan 10, the
  * largest one; for a script that sends everything about a component before the next (or the DC
- * refinement last) it is nothing. What is not skipped: every scan before the last needed one is
- * entropy-decoded whole, luma AC included: libjpeg has no way to skip a scan's data
- * (jpeg_consume_input decodes each scan into the coefficient arrays, and the Huffman decoder
- * must run through the bits to find the scan's end). The coefficient arrays are allocated and
- * zeroed for the whole image at jpeg_start_decompress either way, so memory is the same as a
- * full decode's. Damage in the skipped scans goes unnoticed (the thumbnail does not depend on
- * them); a file cut short there is still reported (eoi_follows). Measured (CPU time, -O2, a
- * loaded 2-core machine): the 14 progressive wallpapers of make bench-images (jpegtran, libjpeg's
- * script) take 70 % of a full 1/8 decode; the photos of ProgressiveDCTests 70-92 %, ~100 % when
- * the DC refinement is last. Waiting for DC alone (chroma AC ignored, not the same pixels) would
- * save nothing more on libjpeg's script (69 %: scans 8 and 9 are cheap); stopping after the first
- * DC scan (DC short of its last bit) would be 41 %, so reading through the late DC refinement
- * costs ~28 % of a full decode. */
-static void read_needed_scans(j_decompress_ptr d) {
+ * refinement last) it is nothing. Before that point, the AC scans of 1x1 components are left out
+ * as well (jpeg_scans.c): libjpeg's decoder could not skip a scan (it finds a scan's end only by
+ * decoding through it), so the file is walked first and libjpeg reads it without them. The
+ * coefficient arrays are allocated and zeroed for the whole image at jpeg_start_decompress
+ * either way, so memory is the same as a full decode's. Damage in the scans not read goes
+ * unnoticed (the thumbnail does not depend on them); a file cut short is still reported
+ * (eoi_follows, or the walk, which finds the EOI). Measured (CPU time, -O2, one thread, one arena):
+ * the 14 progressive 4096x4096 wallpapers of make bench-images (4:4:4, jpegtran with libjpeg's
+ * script, so only the two DC scans are needed) take 2.09 s for every scan, 1.29 s up to the last
+ * needed one, 0.70 s with the AC scans left out; libjpeg's DC refinement (a bit per block into
+ * 100 MB of coefficients, 30 %), jpeg_idct_1x1 (18 %) and the zeroing (11 %) are most of what
+ * is left. On the photos of ProgressiveDCTests stopping early took 70-92 %, ~100 % when the DC
+ * refinement is last; stopping after the first DC scan (DC short of its last bit, not the same
+ * pixels) would have been 41 %. */
+static void read_needed_scans(j_decompress_ptr d, int eoi_seen) {
     for (;;) {
         int r = jpeg_consume_input(d);
         if (r == JPEG_REACHED_EOI || r == JPEG_SUSPENDED) return;
@@ -618,7 +629,7 @@ static void read_needed_scans(j_decompress_ptr d) {
         if (r == JPEG_SCAN_COMPLETED && coefficients_complete(d)) break;
     }
     /* The Huffman decoder stops at the marker after the scan and keeps it as unread_marker. */
-    if (d->unread_marker != JPEG_EOI && !eoi_follows(d)) WARNMS(d, JWRN_JPEG_EOF);
+    if (d->unread_marker != JPEG_EOI && !eoi_seen && !eoi_follows(d)) WARNMS(d, JWRN_JPEG_EOF);
 }
 
 static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_decode_options *opt,
@@ -667,14 +678,16 @@ static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_deco
         c->row = malloc((size_t)d->output_width * 4);
         if (!c->row) { c->result = cc_fail(CC_ERR_NOMEM, "out of memory"); cc_image_free(out); return; }
     }
-    int early = d->progressive_mode && denom == 8 && !opt->every_scan;
+    int early = d->progressive_mode && denom == 8 && opt->every_scan != CC_SCANS_EVERY;
     if (early) {
         d->buffered_image = TRUE;
         d->do_block_smoothing = FALSE;
     }
     jpeg_start_decompress(d);
     if (early) {
-        read_needed_scans(d);
+        /* The walk that leaves scans out ends at the file's EOI, or nothing is left out. */
+        int walked = opt->every_scan != CC_SCANS_UP_TO_NEEDED && cc_skip_unneeded_scans(d, CC_MAX_SCANS, &c->scans);
+        read_needed_scans(d, walked);
         jpeg_start_output(d, d->input_scan_number);
     }
     while (d->output_scanline < d->output_height) {
@@ -708,6 +721,7 @@ static cc_result jdec(const uint8_t *data, size_t len, const cc_decode_options *
     /* After the destroy (libjpeg no longer holds arena memory), on every path: a longjmp out of
      * the decode lands in jdec_run's setjmp and comes back through here too. */
     if (opt && opt->arena) cc_arena_reset(opt->arena);
+    cc_scan_source_free(&c.scans);
     free(c.row);
     free(c.icc);
     cc_icc_close(c.color);

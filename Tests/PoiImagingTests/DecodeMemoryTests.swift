@@ -7,18 +7,23 @@ import Testing
 /// from a worker's arena. Both are promised to change nothing but speed: every fixture decodes to
 /// the same status, message and pixels as through zlib and malloc.
 @Suite struct DecodeMemoryTests {
-    struct Decoded: Equatable {
+    struct Decoded: Equatable, CustomStringConvertible {
         var status: UInt32, message: String, width: UInt32, height: UInt32, channels: Int32, pixels: [UInt8]
         var wholeInflate: Bool
         static func == (a: Decoded, b: Decoded) -> Bool {
             (a.status, a.message, a.width, a.height, a.channels, a.pixels) == (b.status, b.message, b.width, b.height, b.channels, b.pixels)
         }
+        /// Short enough for a failure message: the pixels by count and checksum.
+        var description: String {
+            let sum = pixels.reduce(into: UInt64(0)) { $0 = $0 &* 31 &+ UInt64($1) }
+            return "status \(status) '\(message)' \(width)x\(height)x\(channels), \(pixels.count) bytes, checksum \(sum)"
+        }
     }
 
     static func decode(_ bytes: [UInt8], scale: Int = 1, shrink: Int = 1, lenient: Bool = false,
-                       wholeInflate: Int = 0, arena: DecodeArena? = nil) -> Decoded {
+                       wholeInflate: Int = 0, arena: DecodeArena? = nil, scans: Int = CC_SCANS_NEEDED) -> Decoded {
         var opts = cc_decode_options(max_pixels: 0, lenient: lenient ? 1 : 0, scale_denom: Int32(scale),
-                                     shrink: Int32(shrink), color_manage: 1, every_scan: 0,
+                                     shrink: Int32(shrink), color_manage: 1, every_scan: Int32(scans),
                                      whole_inflate_max: wholeInflate, arena: arena?.raw)
         var info = cc_info()
         var out = cc_image()

@@ -1,3 +1,4 @@
+import CCodecs
 import Foundation
 import Testing
 @testable import PoiImaging
@@ -90,21 +91,41 @@ import Testing
         }
     }
 
-    /// Where the last scan starts (its SOS marker), found by walking the marker segments and
-    /// scanning entropy-coded data for the next marker.
-    static func lastScanOffset(_ b: [UInt8]) -> Int {
-        var i = 2, last = 0
+    /// A scan as its SOS header states it: where the marker is, the header's length, the
+    /// components, the spectral band and the successive-approximation bits.
+    struct Scan {
+        var offset: Int, headerLength: Int, components: [UInt8], ss: UInt8, se: UInt8, ahAl: UInt8
+        /// Where its entropy-coded data starts.
+        var dataStart: Int { offset + 2 + headerLength }
+        /// Where it ends: the first marker after it (FF neither stuffed nor a restart).
+        func dataEnd(in b: [UInt8]) -> Int {
+            var i = dataStart
+            while i + 1 < b.count, !(b[i] == 0xFF && b[i + 1] != 0x00 && b[i + 1] != 0xFF && !(0xD0...0xD7).contains(b[i + 1])) { i += 1 }
+            return i
+        }
+    }
+
+    /// Every scan, found by walking the marker segments and scanning entropy-coded data for the
+    /// next marker.
+    static func scans(_ b: [UInt8]) -> [Scan] {
+        var i = 2, found: [Scan] = []
         while i + 3 < b.count {
             guard b[i] == 0xFF else { i += 1; continue }
             let m = b[i + 1]
             if m == 0xD9 { break }
             if m == 0x00 || m == 0xFF || (0xD0...0xD7).contains(m) { i += 1; continue }
             let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
-            if m == 0xDA { last = i }
+            if m == 0xDA {
+                let n = Int(b[i + 4])
+                found.append(Scan(offset: i, headerLength: length, components: (0..<n).map { b[i + 5 + 2 * $0] },
+                                  ss: b[i + 5 + 2 * n], se: b[i + 6 + 2 * n], ahAl: b[i + 7 + 2 * n]))
+            }
             i += 2 + length
         }
-        return last
+        return found
     }
+
+    static func lastScanOffset(_ b: [UInt8]) -> Int { scans(b).last?.offset ?? 0 }
 
     /// The luma AC refinement at the end of the file is never read: damage there does not stop a
     /// 1/8 thumbnail, which does not depend on it, but still stops a decode that needs it. A file
@@ -134,5 +155,82 @@ import Testing
         lenient.lenient = true
         let kept = try Thumbnailer.make(from: truncated, spec: .default, options: lenient)
         #expect(kept.data == thumb.data)
+    }
+
+    /// The photo saved by Pillow with libjpeg's standard script, and that script's second scan:
+    /// luma AC 1-5, one of the four luma AC scans a 1/8 decode leaves out (issue 26).
+    static func standardScript() throws -> (photo: Photo, scans: [Scan]) {
+        let photo = try #require(try Self.photos.get().first { $0.name == "coffee-pillow.jpg" })
+        let scans = Self.scans(photo.bytes)
+        #expect(scans.count == 10)
+        #expect((scans[1].components, scans[1].ss, scans[1].se, scans[1].ahAl) == ([1], 1, 5, 0x02))
+        return (photo, scans)
+    }
+
+    /// Luma AC scans before the last needed one are not read either: damage in one no longer
+    /// stops the 1/8 decode, whose pixels do not depend on it, but stops the way that read every
+    /// scan up to the last needed one, and any decode that needs luma AC.
+    @Test func lumaACScansBeforeTheLastNeededOneAreNotRead() throws {
+        let (photo, scans) = try Self.standardScript()
+        // The second half of scan 2's data cut out: the scan ends early, at the marker after it.
+        let end = scans[1].dataEnd(in: photo.bytes)
+        let damaged = Array(photo.bytes[..<((scans[1].dataStart + end) / 2)]) + Array(photo.bytes[end...])
+        let intact = DecodeMemoryTests.decode(photo.bytes, scale: 8)
+        #expect(intact.status == CC_OK.rawValue && intact.width == 576)
+        #expect(DecodeMemoryTests.decode(damaged, scale: 8) == intact)
+        let readEveryScan = DecodeMemoryTests.decode(damaged, scale: 8, scans: CC_SCANS_UP_TO_NEEDED)
+        #expect(readEveryScan.status == CC_ERR_CORRUPT_DATA.rawValue)
+        #expect(readEveryScan.message == "Corrupt JPEG data: premature end of data segment")
+        #expect(try Thumbnailer.make(from: damaged, spec: .default).data == Thumbnailer.make(from: photo.bytes, spec: .default).data)
+        #expect(throws: ImageError.corruptData(format: .jpeg, reason: "Corrupt JPEG data: premature end of data segment")) {
+            try Thumbnailer.make(from: damaged, spec: ThumbnailSpec(width: 1024, height: 1024))  // 1/2: every scan
+        }
+    }
+
+    /// What libjpeg checks when a scan starts is checked for a scan left out too: a file it would
+    /// refuse, or warn about, has no scan left out, and gets libjpeg's own verdict and message,
+    /// strict and lenient.
+    @Test func aScanLeftOutIsCheckedAsLibjpegChecksIt() throws {
+        let (photo, scans) = try Self.standardScript()
+        let sos = scans[1].offset, b = photo.bytes
+        func with(_ offset: Int, _ value: UInt8) -> [UInt8] { var c = b; c[offset] = value; return c }
+        func inserted(_ bytes: [UInt8], at offset: Int) -> [UInt8] { Array(b[..<offset]) + bytes + Array(b[offset...]) }
+        let acTable = b[sos + 6] & 15
+        let cases: [(String, [UInt8], String)] = [
+            ("an undefined Huffman table", with(sos + 6, (b[sos + 6] & 0xF0) | 3), "Huffman table 0x03 was not defined"),
+            ("an out-of-order refinement", with(sos + 9, 0x10),
+             "Inconsistent progression sequence for component 0 coefficient 1"),
+            ("a band past 63", with(sos + 8, 64), "Invalid progressive parameters Ss=1 Se=64 Ah=0 Al=2"),
+            ("a component not in the frame", with(sos + 5, 9), "Invalid component ID 9 in SOS"),
+            ("a Huffman table with an all-ones code", inserted([0xFF, 0xC4, 0x00, 0x16, 0x10 | acTable, 3]
+                + [UInt8](repeating: 0, count: 15) + [0, 1, 2], at: sos), "Bogus Huffman table definition"),
+            ("an unknown marker", inserted([0xFF, 0xF7, 0x00, 0x04, 0x00, 0x00], at: sos), "Unsupported marker type 0xf7"),
+            ("a file cut short in scan 5", Array(b[..<((scans[4].dataStart + scans[4].dataEnd(in: b)) / 2)]),
+             "Premature end of JPEG file"),
+        ]
+        for (name, bytes, message) in cases {
+            let strict = DecodeMemoryTests.decode(bytes, scale: 8)
+            #expect(strict == DecodeMemoryTests.decode(bytes, scale: 8, scans: CC_SCANS_UP_TO_NEEDED), "\(name)")
+            #expect(strict.status != CC_OK.rawValue && strict.message == message, "\(name): \(strict.status) '\(strict.message)'")
+            let lenient = DecodeMemoryTests.decode(bytes, scale: 8, lenient: true)
+            #expect(lenient == DecodeMemoryTests.decode(bytes, scale: 8, lenient: true, scans: CC_SCANS_UP_TO_NEEDED), "\(name), lenient")
+        }
+    }
+
+    /// Every test photo and JPEG fixture at 1/8: wherever reading every scan up to the last
+    /// needed one decodes, leaving scans out decodes to the same pixels (the fuzzer's rule).
+    @Test func leavingScansOutChangesNoDecode() throws {
+        var files = try Self.photos.get().map { ($0.name, $0.bytes) }
+        files += try DecodeMemoryTests.allFixtureFiles().filter { !$0.name.hasSuffix(".png") }
+        var decoded = 0
+        for (name, bytes) in files {
+            for lenient in [false, true] {
+                let before = DecodeMemoryTests.decode(bytes, scale: 8, lenient: lenient, scans: CC_SCANS_UP_TO_NEEDED)
+                guard before.status == CC_OK.rawValue else { continue }
+                #expect(DecodeMemoryTests.decode(bytes, scale: 8, lenient: lenient) == before, "\(name), lenient \(lenient)")
+                decoded += 1
+            }
+        }
+        #expect(decoded > 40)
     }
 }

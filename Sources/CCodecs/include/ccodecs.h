@@ -91,14 +91,19 @@ void cc_arena_destroy(cc_arena *arena);
 size_t cc_arena_retained(const cc_arena *arena);   /* bytes held between decodes */
 void cc_arena_release(cc_arena *arena);            /* give every byte back to the system; stays usable */
 
+enum { CC_SCANS_NEEDED = 0, CC_SCANS_EVERY = 1, CC_SCANS_UP_TO_NEEDED = 2 };
+
 typedef struct {
     uint64_t max_pixels;  /* width*height limit checked before any pixel allocation; 0 = none */
     int lenient;          /* keep images that produced corrupt-data warnings */
     int scale_denom;      /* JPEG: decode at 1/scale_denom (1,2,4,8) using DCT scaling */
     int shrink;           /* PNG: integer box shrink applied while rows stream in (1 = none) */
     int color_manage;     /* convert pixels tagged with an ICC profile to sRGB (Little CMS 2) */
-    int every_scan;       /* JPEG progressive at 1/8: decode every scan (0, the default: only
-                           * as far as the 1/8 image needs; same pixels) */
+    int every_scan;       /* JPEG progressive at 1/8, which scans are decoded (same pixels):
+                           * CC_SCANS_NEEDED (0, the default) only those the 1/8 image depends
+                           * on, CC_SCANS_EVERY (1) all of them, CC_SCANS_UP_TO_NEEDED (2) all
+                           * up to the last needed one (the way before issue 26; the fuzzer
+                           * compares the two) */
     size_t whole_inflate_max; /* PNG: inflate all image data in one call (libdeflate) when that needs at most this many bytes; 0 = stream through zlib */
     cc_arena *arena;      /* JPEG: libjpeg's per-image working memory (coefficient arrays, row
                            * buffers) comes from this arena and is kept for the next decode;
