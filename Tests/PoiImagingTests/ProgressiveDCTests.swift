@@ -1,5 +1,6 @@
 import CCodecs
 import Foundation
+import Glibc
 import Testing
 @testable import PoiImaging
 
@@ -232,5 +233,31 @@ import Testing
             }
         }
         #expect(decoded > 40)
+    }
+
+    /// A progressive file's coefficient arrays (one per component) are reserved as one arena
+    /// block, so the second decode of a like image writes to pages the first faulted in. Before,
+    /// each array was a block, and the reset grew one of them into the total: two thirds of the
+    /// coefficient memory faulted in afresh for the second image (issue 26). Page faults of this
+    /// thread only (a test's body runs on one thread; others run beside it).
+    @Test func aSecondProgressiveDecodeFaultsInNoNewCoefficientMemory() throws {
+        let photo = try #require(try Self.photos.get().first { $0.name == "retina-444.jpg" })
+        let arena = try #require(DecodeArena())
+        func threadFaults() -> Int {
+            var usage = rusage()
+            getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (Linux), not imported by Glibc
+            return usage.ru_minflt
+        }
+        let info = try ImageCodec.probe(photo.bytes)
+        let coefficientPages = info.jpegCoefficientBytes / 4096
+        #expect(coefficientPages > 15_000)
+        #expect(DecodeMemoryTests.decode(photo.bytes, scale: 8, arena: arena).status == CC_OK.rawValue)
+        let before = threadFaults()
+        for _ in 0..<2 {
+            #expect(DecodeMemoryTests.decode(photo.bytes, scale: 8, arena: arena).status == CC_OK.rawValue)
+        }
+        let faults = threadFaults() - before
+        #expect(faults < coefficientPages / 10, "\(faults) page faults in two decodes, \(coefficientPages) pages of coefficients")
+        #expect(arena.retainedBytes >= info.jpegCoefficientBytes)
     }
 }
