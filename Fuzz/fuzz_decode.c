@@ -20,7 +20,9 @@
  * left out (jpeg_scans.c) and reading every scan up to the last needed one (the way before), strict
  * and lenient: wherever the second decodes, the first must decode to the same pixels. The first
  * may decode where the second refuses (damage in the data of a scan it leaves out), never the
- * other way round. */
+ * other way round. Built with CC_CHECK_SCAN_WALK, the codec also aborts when libjpeg ends the
+ * scans the walk kept with coefficients the image needs still incomplete (the walk misread the
+ * file: an FF D9 inside a scan left out once passed for the end of the file). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@ SRC=(Sources/CCodecs/common.c Sources/CCodecs/dispatch.c Sources/CCodecs/jpeg_co
      Sources/CCodecs/pixels.c Sources/CCodecs/versions.c Sources/CCodecs/color.c Sources/CCodecs/webp_codec.c
      Sources/CCodecs/arena.c)
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -ISources/CCodecs/include -ISources/CCodecs)
+       -ISources/CCodecs/include -ISources/CCodecs -DCC_CHECK_SCAN_WALK)
 LIBS=($(pkg-config --cflags --libs libjpeg libpng lcms2 libwebp libdeflate) -lm)
 
 # (ld.gold chatters about ASan-local symbols; the log is shown only when the build fails)

@@ -688,6 +688,11 @@ static void jdec_run(jdec_ctx *c, const uint8_t *data, size_t len, const cc_deco
         /* The walk that leaves scans out ends at the file's EOI, or nothing is left out. */
         int walked = opt->every_scan != CC_SCANS_UP_TO_NEEDED && cc_skip_unneeded_scans(d, CC_MAX_SCANS, &c->scans);
         read_needed_scans(d, walked);
+#ifdef CC_CHECK_SCAN_WALK
+        /* The fuzzer's build: the walk promised that the scans it kept complete the image
+         * (image_complete); libjpeg's own coef_bits must agree, or the walk misread the file. */
+        if (walked && !coefficients_complete(d)) abort();
+#endif
         jpeg_start_output(d, d->input_scan_number);
     }
     while (d->output_scanline < d->output_height) {

@@ -16,11 +16,15 @@
  * header, its Huffman table and its place in the progression when the scan starts; the walk makes
  * the same checks for the scans it would leave out (get_sos in jdmarker.c,
  * start_pass_phuff_decoder in jdphuff.c, jpeg_make_d_derived_tbl in jdhuff.c of libjpeg-turbo
- * 2.1) and leaves nothing out if any of them fails, or if the file does not walk cleanly to its
- * EOI (cut short, an unknown marker, a segment running past the end, too many scans): libjpeg
- * then reads every scan as before and says what it always said. The one thing not checked is
- * the entropy-coded data of the scans left out: damage there no longer stops a 1/8 thumbnail,
- * as it already did not in the scans after the last needed one.
+ * 2.1) and leaves nothing out if any of them fails, if the file does not walk cleanly to its
+ * EOI (cut short, an unknown marker, a segment running past the end, too many scans), or if the
+ * scans before that EOI do not complete what the image needs (image_complete): libjpeg then
+ * reads every scan as before and says what it always said. Not checked is what only decoding a
+ * scan left out would show: damage in its entropy-coded data, or a header or table that passes
+ * the checks but is not the one it was encoded with. That no longer stops a 1/8 thumbnail (whose
+ * pixels do not depend on it), as it already did not in the scans after the last needed one.
+ * One message changes: bytes between a kept scan's data and a scan left out right after it are
+ * "extraneous bytes before marker 0x.." naming the marker after the scan left out.
  *
  * Measured on make bench-images' 16 progressive wallpapers (4096x4096 4:4:4, libjpeg's standard
  * script, so only the two DC scans are needed): see the figures in jpeg_codec.c above
@@ -126,13 +130,6 @@ static int component_index(j_decompress_ptr d, int id) {
     return -1;
 }
 
-static int idct_is_1x1(const jpeg_component_info *comp) {
-#if JPEG_LIB_VERSION >= 70
-    return comp->DCT_h_scaled_size == 1 && comp->DCT_v_scaled_size == 1;
-#else
-    return comp->DCT_scaled_size == 1;
-#endif
-}
 
 /* One scan's place in the progression, as start_pass_phuff_decoder checks and records it: 0 if
  * libjpeg would refuse the parameters or warn about the order. */
@@ -148,6 +145,29 @@ static int progression_step(walk *w, const int *components, int n, int ss, int s
             if (ah != (bits[k] < 0 ? 0 : bits[k])) return 0;
             bits[k] = al;
         }
+    }
+    return 1;
+}
+
+static int idct_is_1x1(const jpeg_component_info *comp) {
+#if JPEG_LIB_VERSION >= 70
+    return comp->DCT_h_scaled_size == 1 && comp->DCT_v_scaled_size == 1;
+#else
+    return comp->DCT_scaled_size == 1;
+#endif
+}
+
+/* Whether the scans walked complete every coefficient the scaled IDCTs read (as
+ * coefficients_complete in jpeg_codec.c asks of libjpeg's coef_bits): all 64 of a component
+ * whose IDCT is larger than 1x1, the DC of the others. A file that ends before that is read as
+ * before, scan by scan. This is what keeps an FF D9 inside the data of a scan left out from
+ * passing for the file's end: it would hide the needed scans after it, and libjpeg would output
+ * what it had, without a word, where reading that scan says "premature end of data segment". */
+static int image_complete(const walk *w) {
+    for (int ci = 0; ci < w->d->num_components; ci++) {
+        int needed = idct_is_1x1(&w->d->comp_info[ci]) ? 1 : DCTSIZE2;
+        for (int k = 0; k < needed; k++)
+            if (w->bits[ci][k] != 0) return 0;
     }
     return 1;
 }
@@ -186,7 +206,7 @@ static int walk_file(walk *w, const JOCTET *p) {
         /* Marker segments up to the next scan or EOI. */
         for (;;) {
             JOCTET m = q[1];
-            if (m == JPEG_EOI) return add_span(w, keep, end);
+            if (m == JPEG_EOI) return image_complete(w) && add_span(w, keep, end);
             if (end - q < 4) return 0;
             size_t length = (size_t)q[2] << 8 | q[3];
             if (length < 2 || (size_t)(end - q) - 2 < length) return 0;

@@ -218,6 +218,32 @@ import Testing
         }
     }
 
+    /// FF D9 inside the data of a scan left out is not taken for the file's end: the needed scans
+    /// after it would go unread and libjpeg would output what it had without a word (a helper's
+    /// find: exit 0 and a thumbnail up to 17 levels off). The scans walked must complete what the
+    /// image needs, else nothing is left out and libjpeg says what it said before. 4:2:0 and 4:4:4.
+    @Test func anEOIInsideAScanLeftOutIsNotTheEndOfTheFile() throws {
+        for name in ["coffee-pillow.jpg", "retina-444.jpg"] {
+            let photo = try #require(try Self.photos.get().first { $0.name == name })
+            let b = photo.bytes, scans = Self.scans(b)
+            #expect(scans.count == 10 && scans[1].ss == 1 && scans[1].components == [1], "\(name)")
+            let middle = (scans[1].dataStart + scans[1].dataEnd(in: b)) / 2
+            let cases = [("FF D9 in scan 2", Array(b[..<middle]) + [0xFF, 0xD9] + Array(b[middle...])),
+                         ("cut in scan 2, FF D9 added", Array(b[..<middle]) + [0xFF, 0xD9])]
+            for (what, bytes) in cases {
+                let strict = DecodeMemoryTests.decode(bytes, scale: 8)
+                #expect(strict == DecodeMemoryTests.decode(bytes, scale: 8, scans: CC_SCANS_UP_TO_NEEDED), "\(name), \(what)")
+                #expect(strict.status == CC_ERR_CORRUPT_DATA.rawValue && strict.message == "Corrupt JPEG data: premature end of data segment",
+                        "\(name), \(what): \(strict)")
+                let lenient = DecodeMemoryTests.decode(bytes, scale: 8, lenient: true)
+                #expect(lenient == DecodeMemoryTests.decode(bytes, scale: 8, lenient: true, scans: CC_SCANS_UP_TO_NEEDED),
+                        "\(name), \(what), lenient")
+                #expect(lenient.status == CC_OK.rawValue && lenient != DecodeMemoryTests.decode(b, scale: 8, lenient: true),
+                        "\(name), \(what): the lenient decode lacks the scans after the EOI")
+            }
+        }
+    }
+
     /// Every test photo and JPEG fixture at 1/8: wherever reading every scan up to the last
     /// needed one decodes, leaving scans out decodes to the same pixels (the fuzzer's rule).
     @Test func leavingScansOutChangesNoDecode() throws {
