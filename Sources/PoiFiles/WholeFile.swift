@@ -77,6 +77,9 @@ public final class ReusableBytes: @unchecked Sendable {
 
     deinit { storage.deallocate() }
 
+    /// Bytes allocated (and, once a file that large was read, mapped): the largest file read.
+    public var capacity: Int { storage.count }
+
     /// The bytes of the last file read; valid until the next read.
     public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[0..<count]) }
 

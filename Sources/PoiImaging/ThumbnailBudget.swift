@@ -62,11 +62,14 @@ public final class ThumbnailBudget: @unchecked Sendable {
         try ImageCodec.withBytes(bytes) { (raw) throws(ImageError) in try make(from: raw, spec: spec, options: options) }
     }
 
-    /// `make` for bytes the caller keeps (a worker's reused read buffer).
-    public func make(from bytes: UnsafeRawBufferPointer, spec: ThumbnailSpec,
-                     options: DecodeOptions = DecodeOptions()) throws(ImageError) -> Thumbnail {
+    /// `make` for bytes the caller keeps (a worker's reused read buffer). `residentBytes`: what
+    /// the buffer holding them keeps mapped, when more than the bytes (a buffer grown to an
+    /// earlier, larger file keeps those pages; the reservation counts them, or a run of small
+    /// files after a big one would go over `capacity` by the difference, once per worker).
+    public func make(from bytes: UnsafeRawBufferPointer, spec: ThumbnailSpec, options: DecodeOptions = DecodeOptions(),
+                     residentBytes: Int = 0) throws(ImageError) -> Thumbnail {
         let header = try Thumbnailer.probe(bytes, options: options)
-        var need = Thumbnailer.estimatedPeakBytes(source: header, spec: spec) + bytes.count
+        var need = Thumbnailer.estimatedPeakBytes(source: header, spec: spec) + max(bytes.count, residentBytes)
         var options = options
         // A PNG inflated in one call holds its whole filtered image for a while: worth it (zlib's
         // inflate was 75 % of a PNG thumbnail's CPU) while two such images still fit side by side,

@@ -101,4 +101,33 @@ import Testing
         #expect(r.bytes > base + 250 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB, baseline \(base / Self.megabyte) MB")
         #expect(r.bytes <= base + 400 * Self.megabyte)
     }
+
+    /// Two 27 MB PNGs of noise first (each worker's read buffer grows to 27 MB and keeps those
+    /// pages), then four 4000x3000 photos in small PNG files. Each photo reserves what its
+    /// worker's buffer keeps mapped, not just its own file: counting the file alone, two photos
+    /// fit side by side in 120 MB and the peak went 164 MB over the baseline (issue 26).
+    @Test func aReadBufferGrownByABigFileCountsAgainstTheBudget() throws {
+        let dir = ProcessScratch.removedAtExit(FileManager.default.temporaryDirectory.appendingPathComponent("poi-thumb-memory-mixed-inputs-\(getpid())"))
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let made = try PoiProcess.python("""
+            import random, sys
+            from PIL import Image
+            noise = random.Random(26)
+            for i in range(2):
+                Image.frombytes("RGB", (3000, 3000), noise.randbytes(3000 * 3000 * 3)).save(f"{sys.argv[2]}/a{i}.png", compress_level=1)
+            src = Image.open(sys.argv[1]).convert("RGB").resize((4000, 3000), Image.BILINEAR)
+            for i in range(4):
+                src.rotate(i * 90).save(f"{sys.argv[2]}/b{i}.png")
+            print("ok")
+            """, [ThumbCommandTests.image("coffee.jpg"), dir.path])
+        #expect(made == "ok")
+        let files = ["a0", "a1", "b0", "b1", "b2", "b3"].map { dir.appendingPathComponent("\($0).png").path }
+        let base = try Self.baseline()
+        let out = try ThumbCommandTests.tempDir("memory-mix")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let r = try Self.peakRSS(["thumb"] + files + ["-o", out.path, "--jobs", "2", "--memory", "120"])
+        #expect(r.status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == 6)
+        #expect(r.bytes <= base + 120 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB, baseline \(base / Self.megabyte) MB")
+    }
 }

@@ -149,7 +149,9 @@ public struct LocalThumbnailJob: Sendable {
             return entry
         }
         let thumb: Thumbnail
-        do { thumb = try budget.make(from: buffer.bytes, spec: options.spec, options: options.decode) } catch {
+        do {
+            thumb = try budget.make(from: buffer.bytes, spec: options.spec, options: options.decode, residentBytes: buffer.capacity)
+        } catch {
             entry.error = error.description
             return entry
         }
