@@ -36,6 +36,13 @@ public enum WholeFile {
         if failure != 0 { throw .cannotRead(path: path, errno: failure) }
     }
 
+    /// The size `stat` gives now, for ordering work; nil when there is nothing to stat.
+    public static func size(of path: String) -> Int? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return Int(st.st_size)
+    }
+
     /// Opens `path` and hands over its descriptor and size: a regular file within `limit`.
     private static func withOpenFile(_ path: String, limit: Int, _ body: (Int32, Int) -> Void) throws(FileError) {
         // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever (a

@@ -96,7 +96,13 @@ public struct LocalThumbnailJob: Sendable {
         // One work item per output name: inputs sharing a name are tried in the order given, and
         // the first one that makes a thumbnail gets the name, so the result does not depend on
         // which worker finishes first, and a broken file never takes a good one's name.
-        let results = WorkerPool.map(count: groups.count, jobs: options.jobs) { [self] g in
+        // Largest files first (longest-processing-time order): a big photo met last runs alone
+        // while the other workers sit idle. Results keep the input order. Measured on the
+        // bench-images PNGs: 0.68 -> 0.66 s, and the peak no longer depends on which two big
+        // images happen to meet (226 MB every run, against 228 or 264 MB in the given order).
+        let order = Self.largestFirst(groups, sizes: files.map { WholeFile.size(of: $0) ?? 0 })
+        let results = WorkerPool.map(count: groups.count, jobs: options.jobs) { [self] k in
+            let g = order[k]
             var owner: Int?
             return groups[g].map { i in
                 let buffer = buffers.withLock { $0.popLast() } ?? ReusableBytes()
@@ -122,6 +128,12 @@ public struct LocalThumbnailJob: Sendable {
         summary.seconds = Self.seconds(ContinuousClock.now - started)
         done.finish()
         return summary
+    }
+
+    /// Group indices, the group with the largest file first (ties: in the order given).
+    static func largestFirst(_ groups: [[Int]], sizes: [Int]) -> [Int] {
+        let largest = groups.map { $0.map { sizes[$0] }.max() ?? 0 }
+        return groups.indices.sorted { (largest[$0], $1) > (largest[$1], $0) }
     }
 
     /// The inputs by output name (their name without extension), each group in the order given,
