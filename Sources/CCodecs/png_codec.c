@@ -245,6 +245,8 @@ static void whole_prepare(pdec_ctx *c, const cc_decode_options *opt) {
     /* Both buffers from the worker's arena when there is one (pages already mapped; reset with
      * the decode), else malloc'd and freed here and in pdec. */
     cc_arena *arena = opt->arena;
+    /* Both in one arena block (cc_arena_reserve), with room for their rounding. */
+    if (arena) cc_arena_reserve(arena, (size_t)need + 512);
     uint8_t *joined = NULL;
     if (idat_chunks > 1) {
         joined = arena ? cc_arena_alloc(arena, idat_total) : malloc(idat_total);

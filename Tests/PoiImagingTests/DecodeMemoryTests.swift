@@ -1,5 +1,6 @@
 import CCodecs
 import Foundation
+import Glibc
 import Testing
 @testable import PoiImaging
 
@@ -130,5 +131,53 @@ import Testing
         #expect(budget.idleArenaBytes > 0)
         try await Task.sleep(for: .seconds(1))
         #expect(budget.idleArenaBytes == 0)
+    }
+
+    /// A PNG whose inflated data outgrows what the arena kept from a smaller one grows the
+    /// arena's untouched block (its pages stay mapped) instead of adding a block beside it: the
+    /// arena never holds both during a decode, and only the growth faults in (issue 26). Before,
+    /// a 2600x2600 image then a 5000x4000 one held 41 + 60 MB during the second decode. (Blocks
+    /// over 32 MB: glibc's largest dynamic mmap threshold, so they are mmapped and realloc moves
+    /// their pages even in this test process, which does not fix the threshold as `poi` does.)
+    @Test func aBiggerImageGrowsTheArenasUntouchedBlock() throws {
+        func png(_ width: Int, _ height: Int, _ sample: (Int) -> UInt8) throws -> [UInt8] {
+            let stride = width * 3
+            let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: stride * height)
+            defer { pixels.deallocate() }
+            for i in 0..<(stride * height) { pixels[i] = sample(i) }
+            var image = cc_image(pixels: pixels, width: UInt32(width), height: UInt32(height), channels: 3,
+                                 bytes_per_sample: 1, stride: stride)
+            var out: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            let r = cc_encode_png(&image, 1, &out, &length)
+            defer { cc_free(out) }
+            try #require(r.status == CC_OK && out != nil)
+            return Array(UnsafeBufferPointer(start: out, count: length))
+        }
+        var state: UInt64 = 26
+        let noise = try png(2600, 2600) { _ in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+        let flat = try png(5000, 4000) { $0 % 3 == 0 ? 40 : 160 }
+        let arena = try #require(DecodeArena())
+        func threadFaults() -> Int {
+            var usage = rusage()
+            getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (Linux), not imported by Glibc
+            return usage.ru_minflt
+        }
+        let first = Self.decode(noise, shrink: 8, wholeInflate: 1 << 30, arena: arena)
+        #expect(first.status == CC_OK.rawValue && first.wholeInflate)
+        let kept = arena.retainedBytes
+        #expect(kept > 36 << 20 && kept < 46 << 20, "\(kept >> 20) MB")
+        let before = threadFaults()
+        let second = Self.decode(flat, shrink: 8, wholeInflate: 1 << 30, arena: arena)
+        let faults = threadFaults() - before
+        #expect(second.status == CC_OK.rawValue && second.wholeInflate)
+        #expect(second == Self.decode(flat, shrink: 8))
+        // The inflated image is 60 MB: a new block faults in all of it (~14,600 pages), growing
+        // the kept 41 MB block only the difference (~4,800 pages) plus the decode's own buffers.
+        let growth = (5000 * 3 + 1) * 4000 - kept
+        #expect(faults < growth / 4096 + 1500, "\(faults) page faults, growth \(growth >> 20) MB")
     }
 }
