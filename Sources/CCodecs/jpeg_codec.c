@@ -557,23 +557,7 @@ static void cmyk_row_to_rgb(const uint8_t *src, uint8_t *dst, uint32_t width, in
  * 4:2:0 chroma a 2x2 IDCT instead, to spare the upsampling, and that one reads AC coefficients
  * from every band (rows and columns 0, 1, 3, 5, 7), so chroma is waited for whole: stopping at
  * its DC would shift colours by up to several levels (PSNR 41-46 dB on the test photos). */
-static int coefficients_complete(j_decompress_ptr d) {
-    for (int ci = 0; ci < d->num_components; ci++) {
-        const jpeg_component_info *comp = &d->comp_info[ci];
-#if JPEG_LIB_VERSION >= 70
-        int one = comp->DCT_h_scaled_size == 1 && comp->DCT_v_scaled_size == 1;
-#else
-        int one = comp->DCT_scaled_size == 1;
-#endif
-        int needed = one ? 1 : DCTSIZE2;
-#ifdef CC_EXPERIMENT_DC_ONLY
-        needed = 1;
-#endif
-        for (int k = 0; k < needed; k++)
-            if (d->coef_bits[ci][k] != 0) return 0;
-    }
-    return 1;
-}
+static int coefficients_complete(j_decompress_ptr d) { return cc_scaled_coefficients_complete(d, d->coef_bits); }
 
 /* Whether the rest of the file still holds an EOI marker. The scans after the needed ones are
  * never read, so this is how a file cut short in them is still reported as truncated (libjpeg's own

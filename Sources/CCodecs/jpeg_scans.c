@@ -157,20 +157,24 @@ static int idct_is_1x1(const jpeg_component_info *comp) {
 #endif
 }
 
-/* Whether the scans walked complete every coefficient the scaled IDCTs read (as
- * coefficients_complete in jpeg_codec.c asks of libjpeg's coef_bits): all 64 of a component
- * whose IDCT is larger than 1x1, the DC of the others. A file that ends before that is read as
- * before, scan by scan. This is what keeps an FF D9 inside the data of a scan left out from
- * passing for the file's end: it would hide the needed scans after it, and libjpeg would output
- * what it had, without a word, where reading that scan says "premature end of data segment". */
-static int image_complete(const walk *w) {
-    for (int ci = 0; ci < w->d->num_components; ci++) {
-        int needed = idct_is_1x1(&w->d->comp_info[ci]) ? 1 : DCTSIZE2;
+int cc_scaled_coefficients_complete(j_decompress_ptr d, int (*bits)[DCTSIZE2]) {
+    for (int ci = 0; ci < d->num_components; ci++) {
+        int needed = idct_is_1x1(&d->comp_info[ci]) ? 1 : DCTSIZE2;
+#ifdef CC_EXPERIMENT_DC_ONLY
+        needed = 1;
+#endif
         for (int k = 0; k < needed; k++)
-            if (w->bits[ci][k] != 0) return 0;
+            if (bits[ci][k] != 0) return 0;
     }
     return 1;
 }
+
+/* Whether the scans walked complete what the image needs, by the same rule libjpeg's coef_bits
+ * are held to (cc_scaled_coefficients_complete). A file that ends before that is read as before,
+ * scan by scan. This is what keeps an FF D9 inside the data of a scan left out from passing for
+ * the file's end: it would hide the needed scans after it, and libjpeg would output what it had,
+ * without a word, where reading that scan says "premature end of data segment". */
+static int image_complete(walk *w) { return cc_scaled_coefficients_complete(w->d, w->bits); }
 
 static int add_span(walk *w, const JOCTET *from, const JOCTET *to) {
     if (to > from) {

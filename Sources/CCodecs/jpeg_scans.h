@@ -26,6 +26,12 @@ typedef struct {
  * expect) changes nothing and returns 0, so libjpeg meets the file as before. */
 int cc_skip_unneeded_scans(j_decompress_ptr d, int max_scans, cc_scan_source *source);
 
+/* Whether every coefficient the scaled IDCTs read is at full precision in `bits` (libjpeg's
+ * coef_bits layout: per component, per zigzag index, the last scan's Al; 0 = complete, -1 = not
+ * sent): all 64 of a component whose IDCT is larger than 1x1, the DC of the others. Read scan by
+ * scan from libjpeg's own coef_bits (read_needed_scans) and from the walk's copy. */
+int cc_scaled_coefficients_complete(j_decompress_ptr d, int (*bits)[DCTSIZE2]);
+
 /* Frees what cc_skip_unneeded_scans allocated (safe on a zeroed or unused source). */
 void cc_scan_source_free(cc_scan_source *source);
 

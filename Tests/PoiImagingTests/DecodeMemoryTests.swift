@@ -36,6 +36,14 @@ import Testing
                        channels: out.channels, pixels: pixels, wholeInflate: info.png_whole_inflate != 0)
     }
 
+    /// Page faults of the calling thread so far (a test's body runs on one thread; other tests
+    /// run beside it on others).
+    static func threadFaults() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (Linux), not imported by Glibc
+        return usage.ru_minflt
+    }
+
     /// Every image file the fixtures have: decodable ones of every kind, hostile ones, fuzzer finds.
     static func allFixtureFiles() throws -> [(name: String, bytes: [UInt8])] {
         let fx = try Fixtures.load()
@@ -161,18 +169,13 @@ import Testing
         }
         let flat = try png(5000, 4000) { $0 % 3 == 0 ? 40 : 160 }
         let arena = try #require(DecodeArena())
-        func threadFaults() -> Int {
-            var usage = rusage()
-            getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (Linux), not imported by Glibc
-            return usage.ru_minflt
-        }
         let first = Self.decode(noise, shrink: 8, wholeInflate: 1 << 30, arena: arena)
         #expect(first.status == CC_OK.rawValue && first.wholeInflate)
         let kept = arena.retainedBytes
         #expect(kept > 36 << 20 && kept < 46 << 20, "\(kept >> 20) MB")
-        let before = threadFaults()
+        let before = Self.threadFaults()
         let second = Self.decode(flat, shrink: 8, wholeInflate: 1 << 30, arena: arena)
-        let faults = threadFaults() - before
+        let faults = Self.threadFaults() - before
         #expect(second.status == CC_OK.rawValue && second.wholeInflate)
         #expect(second == Self.decode(flat, shrink: 8))
         // The inflated image is 60 MB: a new block faults in all of it (~14,600 pages), growing

@@ -1,6 +1,5 @@
 import CCodecs
 import Foundation
-import Glibc
 import Testing
 @testable import PoiImaging
 
@@ -269,20 +268,15 @@ import Testing
     @Test func aSecondProgressiveDecodeFaultsInNoNewCoefficientMemory() throws {
         let photo = try #require(try Self.photos.get().first { $0.name == "retina-444.jpg" })
         let arena = try #require(DecodeArena())
-        func threadFaults() -> Int {
-            var usage = rusage()
-            getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (Linux), not imported by Glibc
-            return usage.ru_minflt
-        }
         let info = try ImageCodec.probe(photo.bytes)
         let coefficientPages = info.jpegCoefficientBytes / 4096
         #expect(coefficientPages > 15_000)
         #expect(DecodeMemoryTests.decode(photo.bytes, scale: 8, arena: arena).status == CC_OK.rawValue)
-        let before = threadFaults()
+        let before = DecodeMemoryTests.threadFaults()
         for _ in 0..<2 {
             #expect(DecodeMemoryTests.decode(photo.bytes, scale: 8, arena: arena).status == CC_OK.rawValue)
         }
-        let faults = threadFaults() - before
+        let faults = DecodeMemoryTests.threadFaults() - before
         #expect(faults < coefficientPages / 10, "\(faults) page faults in two decodes, \(coefficientPages) pages of coefficients")
         #expect(arena.retainedBytes >= info.jpegCoefficientBytes)
     }
