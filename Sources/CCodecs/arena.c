@@ -63,6 +63,7 @@ struct cc_arena {
     size_t nblocks;
     size_t used;     /* bytes handed out since the last reset, rounded as they were */
     size_t retained; /* bytes of all blocks, headers included */
+    size_t peak;     /* the most `retained` has been */
 };
 
 /* A block whose usable part holds at least `need` bytes, new, or `old` resized: realloc,
@@ -113,6 +114,8 @@ void cc_arena_destroy(cc_arena *arena) {
 
 size_t cc_arena_retained(const cc_arena *arena) { return arena ? arena->retained : 0; }
 
+size_t cc_arena_peak(const cc_arena *arena) { return arena ? arena->peak : 0; }
+
 /* A block with room for `need` when none has it: the largest block this decode has not touched
  * yet, grown (realloc: its pages stay mapped), else a new one. Why: an arena kept from a smaller
  * image met a bigger one by adding a block beside the untouched one it already held, so during
@@ -134,6 +137,7 @@ static cc_arena_block *block_for(cc_arena *arena, size_t need) {
         b->next = next;
         *link = b;
         arena->retained = arena->retained - before + b->bytes;
+        if (arena->retained > arena->peak) arena->peak = arena->retained;
         return b;
     }
     cc_arena_block *b = block_sized(NULL, need);
@@ -142,6 +146,7 @@ static cc_arena_block *block_for(cc_arena *arena, size_t need) {
     arena->blocks = b;
     arena->nblocks++;
     arena->retained += b->bytes;
+    if (arena->retained > arena->peak) arena->peak = arena->retained;
     return b;
 }
 
@@ -202,4 +207,5 @@ void cc_arena_reset(cc_arena *arena) {
     arena->blocks = one;
     arena->nblocks = 1;
     arena->retained = one->bytes;
+    if (arena->retained > arena->peak) arena->peak = arena->retained;
 }

@@ -89,6 +89,7 @@ typedef struct cc_arena cc_arena;
 cc_arena *cc_arena_create(void); /* NULL when out of memory */
 void cc_arena_destroy(cc_arena *arena);
 size_t cc_arena_retained(const cc_arena *arena);   /* bytes held between decodes */
+size_t cc_arena_peak(const cc_arena *arena);       /* the most it has held at once, decodes included */
 void cc_arena_release(cc_arena *arena);            /* give every byte back to the system; stays usable */
 
 enum { CC_SCANS_NEEDED = 0, CC_SCANS_EVERY = 1, CC_SCANS_UP_TO_NEEDED = 2 };
