@@ -22,7 +22,7 @@ import Testing
     /// libmongoc (Debian's 1.23) starts itself before `main` and keeps counters in
     /// /dev/shm/mongoc-PID, removed only at a clean exit: a `poi` killed with -9 left one, and a
     /// later process with that pid printed "Falling back to malloc for counters." (cron mail).
-    /// `poi` runs itself again with MONGOC_DISABLE_SHM set, so a killed run leaves nothing.
+    /// `poi` removes the segment's name first thing, so a killed run leaves nothing.
     @Test func aKilledRunLeavesNoSharedMemorySegment() throws {
         let process = Process()
         process.executableURL = PoiProcess.binary
