@@ -17,7 +17,7 @@ public enum Categories {
             let isDefault = separators == defaultSeparators
             for i in 0...p.count where i == p.count || (isDefault ? p[i] == 0x3B || p[i] == 0x7C : separators.contains(p[i])) {
                 if i > start {
-                    let item = trimWhitespace(String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self))
+                    let item = UnicodeWhitespace.trimmedString(UnsafeBufferPointer(rebasing: p[start..<i]))
                     if !item.isEmpty && !out.contains(item) { out.append(item) }
                 }
                 start = i + 1
@@ -54,9 +54,5 @@ public func trimWhitespace(_ s: String) -> String {
     // Fast path: most values have no surrounding whitespace at all.
     guard let first = s.utf8.first, let last = s.utf8.last else { return s }
     if first > 0x20 && first < 0x80 && last > 0x20 && last < 0x80 { return s }
-    let scalars = s.unicodeScalars
-    guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
-    let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
-    if start == scalars.startIndex && scalars.index(after: end) == scalars.endIndex { return s }
-    return String(scalars[start...end])
+    return UnicodeWhitespace.trimmed(s)
 }
