@@ -770,14 +770,15 @@ struct CSVRecordConverter: Sendable {
     static func isBlank(_ value: String) -> Bool { trimWhitespace(value).isEmpty }
 
     /// UTF-8 text of a field, nil when invalid or containing NUL.
+    ///
+    /// Checked by `UTF8Scan` (the rule `certainlyValid` applies), then made with
+    /// `String(decoding:)`, which repairs nothing in valid text. `String(validating:as:)` did
+    /// the same but is generic over the encoding: it looked up its type metadata at run time for
+    /// every field that is not ASCII, 4 % of `poi convert`'s CPU with the validation (issue 26).
     @inline(__always)
     private func decodeField(_ p: UnsafeBufferPointer<UInt8>) -> String? {
-        var ascii = true
-        for b in p {
-            if b == 0 { return nil }
-            if b >= 0x80 { ascii = false }
-        }
-        return ascii ? String(decoding: p, as: UTF8.self) : String(validating: p, as: UTF8.self)
+        guard UTF8Scan.isValidWithoutNUL(p) else { return nil }
+        return String(decoding: p, as: UTF8.self)
     }
 }
 
