@@ -41,7 +41,6 @@ final class PreparedRecords: @unchecked Sendable {
     private var ends: [Int] = []
     private var bytes: [UInt8] = []
     private var encoder: GeoJSONFeatureEncoder
-    private var scratch: [UInt8] = []
 
     init(precision: Int?) {
         encoder = GeoJSONFeatureEncoder(precision: precision)
@@ -102,7 +101,7 @@ final class PreparedRecords: @unchecked Sendable {
         for i in 0..<count {
             switch (items + i).move() {
             case .place(let place, _):
-                records.append(.place(KeyRule.Prepared(place, scratch: &scratch), place.source, place.keySource))
+                records.append(.place(KeyRule.Prepared(place), place.source, place.keySource))
                 encoder.append(place, to: &bytes)
             case .reject(let reject, _):
                 records.append(.reject(reject))

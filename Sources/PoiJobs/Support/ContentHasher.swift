@@ -7,6 +7,8 @@
 /// it takes the multiply-and-fold step of wyhash: eight bytes per 64×64→128-bit multiply, the
 /// halves folded. Two different records agree on the 32 bits kept with probability about 2^-32,
 /// as before.
+import PoiModel
+
 struct ContentHasher {
     private var state: UInt64 = 0x243F_6A88_85A3_08D3
 
@@ -41,5 +43,44 @@ struct ContentHasher {
 
     func finalize() -> UInt64 {
         Self.fold(state ^ 0x5851_F42D_4C95_7F2D, 0x1405_7B7E_F767_814F)
+    }
+
+    /// A string's UTF-8 and its count; nil (an absent field) apart from every string.
+    @inline(__always)
+    mutating func combine(text x: String?) {
+        guard let x else { combine(0xFE); return }
+        // In place when the string is stored as UTF-8 (always, but for a bridged one): a `var`
+        // copy to call `withUTF8` on costs a retain and a release per field.
+        if x.utf8.withContiguousStorageIfAvailable({ combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            var copy = x
+            copy.withUTF8 { combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    /// Members in order, each name and value; by index, as iterating copies each member.
+    mutating func combine(_ o: JSONObject) {
+        combine(UInt64(o.members.count))
+        for i in o.members.indices {
+            combine(text: o.members[i].key)
+            combine(o.members[i].value)
+        }
+    }
+
+    /// A value with its type: the tags keep `1` apart from `"1"` and `[]` from `{}`.
+    mutating func combine(_ v: JSONValue) {
+        switch v {
+        case .null: combine(0xA0 as UInt64)
+        case .bool(let b): combine(b ? 0xA2 : 0xA1 as UInt64)
+        case .integer(let i): combine(0xA3 as UInt64); combine(UInt64(bitPattern: i))
+        case .bigInteger(let t): combine(0xA4 as UInt64); combine(text: t)
+        case .double(let d): combine(0xA5 as UInt64); combine(d.bitPattern)
+        case .string(let t): combine(0xA6 as UInt64); combine(text: t)
+        case .array(let a):
+            combine(0xA7 as UInt64)
+            combine(UInt64(a.count))
+            for i in a.indices { combine(a[i]) }
+        case .object(let o): combine(0xA8 as UInt64); combine(o)
+        case .date(let ms): combine(0xA9 as UInt64); combine(UInt64(bitPattern: ms))
+        }
     }
 }

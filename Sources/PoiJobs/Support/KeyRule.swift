@@ -51,14 +51,8 @@ struct KeyRule {
         var content: UInt32
 
         init(_ place: Place) {
-            var scratch: [UInt8] = []
-            self.init(place, scratch: &scratch)
-        }
-
-        /// `scratch` is a buffer to reuse from place to place.
-        init(_ place: Place, scratch: inout [UInt8]) {
             key = SeenKeys.fingerprint(place.importKey)
-            content = KeyRule.contentFingerprint(place, scratch: &scratch)
+            content = KeyRule.contentFingerprint(place)
         }
     }
 
@@ -119,8 +113,7 @@ struct KeyRule {
     }
 
     static func entry(for place: Place, fileIndex: Int) -> SeenKeys.Entry {
-        var scratch: [UInt8] = []
-        return entry(for: place.source, fileIndex: fileIndex, content: contentFingerprint(place, scratch: &scratch))
+        entry(for: place.source, fileIndex: fileIndex, content: contentFingerprint(place))
     }
 
     static func entry(for source: PlaceSource, fileIndex: Int, content: UInt32) -> SeenKeys.Entry {
@@ -152,29 +145,23 @@ struct KeyRule {
 
     /// 32 bits of the record's content (every field but its position): tells an exact duplicate
     /// row from a conflicting one.
-    /// `scratch` is a buffer to reuse from record to record.
-    static func contentFingerprint(_ p: Place, scratch extra: inout [UInt8]) -> UInt32 {
+    ///
+    /// The extras are hashed value by value, each with its type, rather than as their JSON text:
+    /// encoding them was a fifth of this function (issue 26). Only values equal as JSON text and
+    /// of different types now differ (a `date` cell and a string holding its ISO text), and those
+    /// are stored differently, so they are different content.
+    static func contentFingerprint(_ p: Place) -> UInt32 {
         var h = ContentHasher()
-        func text(_ x: String?) {
-            guard let x else { h.combine(0xFE); return }
-            // In place when the string is stored as UTF-8 (always, but for a bridged one): a
-            // `var` copy to call `withUTF8` on costs a retain and a release per field.
-            if x.utf8.withContiguousStorageIfAvailable({ h.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
-                var copy = x
-                copy.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
-            }
-        }
-        text(p.importKey); text(p.name); text(p.placename); text(p.details); text(p.image)
+        h.combine(text: p.importKey); h.combine(text: p.name); h.combine(text: p.placename)
+        h.combine(text: p.details); h.combine(text: p.image)
         h.combine(p.coordinate.longitude.bitPattern)
         h.combine(p.coordinate.latitude.bitPattern)
         h.combine(p.altitude?.bitPattern ?? 0x7FF8_DEAD_0000_0001)  // kept and exported: part of the content
         h.combine(UInt64(p.categories.count))
-        for c in p.categories { text(c) }
+        for i in p.categories.indices { h.combine(text: p.categories[i]) }
         h.combine(p.hasImageField)
-        extra.removeAll(keepingCapacity: true)
-        JSONEncoding.append(.object(p.extra), to: &extra)
-        JSONEncoding.append(.object(p.poiKitProperties), to: &extra)
-        extra.withUnsafeBytes { h.combine(bytes: $0) }
+        h.combine(p.extra)
+        h.combine(p.poiKitProperties)
         let v = h.finalize()
         return UInt32(truncatingIfNeeded: v ^ (v >> 32))
     }
