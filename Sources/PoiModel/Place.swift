@@ -130,6 +130,9 @@ public struct Place: Sendable, Hashable {
 
     /// `keySource` defaults to `.derived` for `sha256:` keys, else `.id`; `hasImageField` to
     /// whether `image` is given.
+    // Not inlined: inlined into `PlaceValidator.validate`, the place was built twice on the stack
+    // and copied from one to the other (a retain and a release per field, 1.5 % of `poi convert`).
+    @inline(never)
     public init(name: String, placename: String? = nil, coordinate: Coordinate, details: String? = nil,
                 categories: [String] = [], image: String? = nil, importKey: String,
                 extra: JSONObject = JSONObject(), source: PlaceSource,

@@ -189,13 +189,14 @@ public enum PlaceValidator {
             if !extra.contains("id") { extra.append("id", given) }
             id = nil
         }
-        let place = Place(name: name, placename: placename, coordinate: coordinate,
+        // Made in the result, not in a local first: `let place = …; return .success(place)` was
+        // compiled as a copy of the place (a retain per field) and a release of the local.
+        return .success(Place(name: name, placename: placename, coordinate: coordinate,
                           details: details, categories: categories, image: image,
                           importKey: key ?? ImportKey.derived(name: name, coordinate: coordinate),
                           extra: extra, source: d.source,
                           keySource: keyField == .importKey ? .importKey : keyField == .id ? .id : .derived,
-                          hasImageField: d.image != nil, altitude: altitude, poiKitProperties: d.poiKitProperties, id: id)
-        return .success(place)
+                          hasImageField: d.image != nil, altitude: altitude, poiKitProperties: d.poiKitProperties, id: id))
     }
 
     /// A coordinate from a JSON number or from text (CSV, or a GeoJSON property given as string).
