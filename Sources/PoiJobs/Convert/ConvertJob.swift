@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import PoiFiles
 import PoiFormats
@@ -93,19 +92,21 @@ public struct ConvertJob {
             var line = PreparationLine(cores: ProcessInfo.processInfo.activeProcessorCount)
             var spareBatches: [PreparedRecords] = []
             func commit(_ batch: PreparedRecords, fileIndex: Int) throws(JobError) {
-                for (i, record) in batch.records.enumerated() {
+                try batch.forEachRecord { (record, feature) throws(JobError) in
                     switch record {
                     case .place(let prepared, let source, let keySource):
                         switch try keys.judge(prepared, source: source, keySource: keySource, fileIndex: fileIndex) {
                         case .keep: break
-                        case .unchanged: summary.unchanged += 1; continue
-                        case .duplicate: summary.duplicates += 1; continue
+                        case .unchanged: summary.unchanged += 1; return
+                        case .duplicate: summary.duplicates += 1; return
                         case .reject(let reject):
                             summary.rejected += 1
                             observer(.rejected(reject))
-                            continue
+                            return
                         }
-                        do { try batch.write(i, to: &writer) } catch { throw .output(path: name, reason: error.description) }
+                        do throws(FormatError) { try writer.write(encoded: feature) } catch {
+                            throw .output(path: name, reason: error.description)
+                        }
                     case .reject(let reject):
                         summary.rejected += 1
                         observer(.rejected(reject))

@@ -111,13 +111,21 @@ final class PreparedRecords: @unchecked Sendable {
         count = 0
     }
 
-    /// Writes the encoded feature of item `i` (a place).
-    func write<Sink: ByteSink>(_ i: Int, to writer: inout GeoJSONWriter<Sink>) throws(FormatError) {
-        let start = i == 0 ? 0 : ends[i - 1], end = ends[i]
-        var failure: FormatError?
+    /// Each record in order with its encoded feature (empty for a reject). One access to the
+    /// batch's storage for the whole batch: reading `bytes` and `ends` per record paid the
+    /// dynamic exclusivity checks of a class's properties three times a record (1 % of convert).
+    func forEachRecord<E: Error>(_ body: (Record, UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
+        let records = self.records, ends = self.ends
+        var failure: E?
         bytes.withUnsafeBytes { all in
-            do throws(FormatError) { try writer.write(encoded: UnsafeRawBufferPointer(rebasing: all[start..<end])) } catch {
-                failure = error
+            var start = 0
+            for i in records.indices {
+                let end = ends[i]
+                do throws(E) { try body(records[i], UnsafeRawBufferPointer(rebasing: all[start..<end])) } catch {
+                    failure = error
+                    return
+                }
+                start = end
             }
         }
         if let failure { throw failure }
