@@ -74,7 +74,7 @@ public struct GeoJSONFeatureEncoder: Sendable {
     private mutating func extraName(_ key: String, at k: Int) -> String {
         // Byte for byte: `==` holds canonically equivalent strings equal, and a key written in
         // decomposed form (NFD) would take the composed name of the record before it.
-        if k < extraKeys.count, extraKeys[k].utf8.elementsEqual(key.utf8) { return extraNames[k] }
+        if k < extraKeys.count, Self.sameBytes(extraKeys[k], key) { return extraNames[k] }
         let name = PoiKitProperties.propertyName(forExtra: key)
         if k < extraKeys.count {
             extraKeys[k] = key
@@ -84,6 +84,17 @@ public struct GeoJSONFeatureEncoder: Sendable {
             extraNames.append(name)
         }
         return name
+    }
+
+    /// Byte for byte equal. `utf8.elementsEqual` compared a byte at a time through the generic
+    /// collection path (1 % of `poi convert`).
+    @inline(__always)
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let fast = a.utf8.withContiguousStorageIfAvailable { pa in
+            b.utf8.withContiguousStorageIfAvailable { pb in pa.elementsEqual(pb) }
+        }
+        return (fast ?? nil) ?? a.utf8.elementsEqual(b.utf8)
     }
 
     /// `{"type":"Feature",` the id, the geometry and `"properties":`.
