@@ -38,15 +38,19 @@ public struct MemorySink: ByteSink {
 
 /// Writes to a file descriptor, retrying short writes and EINTR. Does not own the descriptor.
 /// With `gzip`, what is written is gzip'd on the way (`GzipDeflater`), completed by `finish()`.
+/// With `writesBackAhead`, the bytes already written are handed to the disk as the output grows
+/// (`WritebackAhead`), for a file that is fsync'd once complete.
 public struct FileDescriptorSink: ByteSink {
     public let fd: Int32
     public let name: String
     private let deflater: GzipDeflater?
+    private var writeback: WritebackAhead?
 
-    public init(fd: Int32, name: String, gzip: Bool = false) {
+    public init(fd: Int32, name: String, gzip: Bool = false, writesBackAhead: Bool = false) {
         self.fd = fd
         self.name = name
         deflater = gzip ? GzipDeflater() : nil
+        writeback = writesBackAhead ? WritebackAhead() : nil
     }
 
     public mutating func write(_ b: UnsafeRawBufferPointer) throws(FormatError) {
@@ -61,7 +65,7 @@ public struct FileDescriptorSink: ByteSink {
         }
     }
 
-    private func writeRaw(_ b: UnsafeRawBufferPointer) throws(FormatError) {
+    private mutating func writeRaw(_ b: UnsafeRawBufferPointer) throws(FormatError) {
         var off = 0
         while off < b.count {
             #if canImport(Glibc)
@@ -75,5 +79,43 @@ public struct FileDescriptorSink: ByteSink {
             }
             off += r
         }
+        writeback?.wrote(b.count, to: fd)
+    }
+}
+
+/// Starts the disk writes of a file's pages while the rest of it is still being made, a few
+/// megabytes behind the end: `sync_file_range(SYNC_FILE_RANGE_WRITE)`, which queues them and
+/// does not wait. A file that is fsync'd when complete (`AtomicFile`'s synced outputs) then
+/// waits only for its last stretch. Measured (issue 26): the fsync of `poi convert`'s 40 MB
+/// output took 16–18 ms after everything else was done, 5 % of the run, on this machine's disk.
+///
+/// A hint only: its failures (a pipe, another system) change nothing. Looked up at run time:
+/// Swift's Glibc module leaves out the GNU declarations of <fcntl.h>.
+struct WritebackAhead {
+    /// Bytes between hints: big enough that the calls cost nothing, small enough that the tail
+    /// left for the final fsync is short.
+    static let stride = 4 << 20
+    private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
+    private let syncFileRange: SyncFileRange?
+    /// Bytes written so far, and where the last hint ended.
+    private var written = 0
+    private var handedOver = 0
+
+    init() {
+        #if canImport(Glibc)
+        syncFileRange = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range").map {
+            unsafeBitCast($0, to: SyncFileRange.self)
+        }
+        #else
+        syncFileRange = nil
+        #endif
+    }
+
+    mutating func wrote(_ count: Int, to fd: Int32) {
+        written += count
+        guard let syncFileRange, written - handedOver >= Self.stride else { return }
+        // SYNC_FILE_RANGE_WRITE (2): start writing the range's dirty pages, do not wait.
+        _ = syncFileRange(fd, Int64(handedOver), Int64(written - handedOver), 2)
+        handedOver = written
     }
 }

@@ -74,7 +74,10 @@ public struct ConvertJob {
             throw .file(error)
         }
         let name = output ?? "stdout"
-        var writer = GeoJSONWriter(sink: FileDescriptorSink(fd: file?.fd ?? 1, name: name, gzip: options.gzip),
+        // A new file is fsync'd when complete: its pages go to disk as it grows.
+        let sink = FileDescriptorSink(fd: file?.fd ?? 1, name: name, gzip: options.gzip,
+                                      writesBackAhead: file?.temporaryPath != nil)
+        var writer = GeoJSONWriter(sink: sink,
                                    style: options.style, precision: options.precision)
         do throws(JobError) {
             // Input that stops being readable midway: the places before it go out on standard

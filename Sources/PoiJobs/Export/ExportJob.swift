@@ -191,7 +191,9 @@ public final class ExportJob {
         do { file = try options.outputPath.map { (p) throws(FileError) in try AtomicFile(path: p) } } catch {
             throw .file(error)
         }
-        let sink = FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout", gzip: options.gzip)
+        // A new file is fsync'd when complete: its pages go to disk as it grows.
+        let sink = FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout", gzip: options.gzip,
+                                      writesBackAhead: file?.temporaryPath != nil)
         let sidecar = csvColumns == nil ? nil : CSVTypeSidecar.path(besideOutput: options.outputPath)
         var writer = PlaceOutput(sink: sink, options: options, csvColumns: csvColumns, typed: sidecar != nil)
         var lastProgress = Date.distantPast
