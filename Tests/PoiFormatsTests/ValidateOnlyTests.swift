@@ -59,6 +59,43 @@ import PoiModel
         #expect(disagreements.isEmpty, "first: \(disagreements.first ?? [])")
     }
 
+    /// The full read makes a field's String with `String._tryFromUTF8` (after refusing NUL),
+    /// the fast path checks with `UTF8Scan`: both must accept exactly the same bytes, or check
+    /// and import would disagree. Every sequence of up to three bytes, a 4-byte sweep, and the
+    /// edge cases above.
+    @Test func theFullReadsDecoderAcceptsWhatUTF8ScanAccepts() {
+        func decoder(_ bytes: [UInt8]) -> Bool {
+            !bytes.contains(0) && bytes.withUnsafeBufferPointer { String._tryFromUTF8($0) } != nil
+        }
+        var disagreements: [[UInt8]] = []
+        var checked = 0
+        var bytes: [UInt8] = [0, 0, 0]
+        for a in 0...255 {
+            for b in 0...255 {
+                let two = [UInt8(a), UInt8(b)]
+                if decoder(two) != Self.scan(two) { disagreements.append(two) }
+                // Three bytes: only leads that start a multi-byte character need the third.
+                guard a >= 0xE0 else { continue }
+                bytes[0] = UInt8(a); bytes[1] = UInt8(b)
+                for c in 0...255 {
+                    bytes[2] = UInt8(c)
+                    if decoder(bytes) != Self.scan(bytes) { disagreements.append(bytes) }
+                    checked += 1
+                }
+            }
+        }
+        for lead: UInt8 in 0xF0...0xFF {
+            for b in stride(from: 0, through: 255, by: 7) {
+                for c: UInt8 in [0x7F, 0x80, 0xBF, 0xC0] {
+                    let four = [lead, UInt8(b), c, 0x80]
+                    if decoder(four) != Self.scan(four) { disagreements.append(four) }
+                }
+            }
+        }
+        #expect(checked == 32 * 256 * 256)
+        #expect(disagreements.isEmpty, "first: \(disagreements.prefix(5))")
+    }
+
     @Test func recordsTheFastPathHandsOver() throws {
         var bytes = Array("name,lat,lon,x,y\n".utf8)
         bytes += Array("plain,1,2,a,b\n".utf8)                       // fast: valid
