@@ -370,6 +370,41 @@ import Testing
     /// pass, issue 26) — the signal raised again to end the process came back to the same
     /// handler, as every Dispatch thread blocks it. The signal is sent once the output's
     /// temporary file exists: the handler is installed and the conversion under way.
+    /// SIGQUIT (Ctrl-\\) ends a run as SIGTERM does. Left to the Swift runtime, its backtracer
+    /// printed a "Program crashed" backtrace and the process ran on, never ending (a signal from
+    /// another process, swiftlang/swift#89461). Started with Process, not from a shell's
+    /// background job, which would start it with SIGQUIT ignored.
+    @Test func aQuitSignalEndsTheRunAsTermDoes() throws {
+        let dir = try Self.scratch("signal-quit")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.writePlaces(400_000, to: dir + "/big.csv", withDescriptions: true)
+        let process = Process()
+        process.executableURL = PoiProcess.binary
+        process.arguments = ["convert", "big.csv", "-o", "out.geojson"]
+        process.currentDirectoryURL = URL(fileURLWithPath: dir)
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        func temporaries() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix(".out.geojson.tmp-") }
+        }
+        for _ in 0..<400 where try temporaries().isEmpty { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try !temporaries().isEmpty, "no temporary output appeared")
+        kill(process.processIdentifier, SIGQUIT)
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let ended = !process.isRunning
+        if !ended { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(ended, "still running 20 s after SIGQUIT: \(stderr.prefix(300))")
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGQUIT)
+        #expect(stderr == "poi: interrupted by SIGQUIT; run the command again to finish\n", "\(stderr.prefix(400))")
+        #expect(try temporaries().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/out.geojson"))
+    }
+
     @Test func aSignalDuringBusyWorkEndsTheProcessAtOnce() throws {
         let dir = try Self.scratch("signal-busy")
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -28,11 +28,25 @@ enum Console {
         // reports and cleans up after; the signal's default action killed the process instead,
         // and left the output's temporary file behind.
         signal(SIGXFSZ, SIG_IGN)
-        guard handlingTerminationSignals else { return }
-        TemporaryFiles.shared.removeOnTerminationSignals { signal in
+        // SIGQUIT (Ctrl-\, `kill -QUIT`) is a termination signal here too. Left to Swift 6.3's
+        // runtime, its crash backtracer caught it, printed a "Program crashed" backtrace, and then,
+        // the signal having come from another process, let the process run on
+        // (swiftlang/swift#89461), its memory-server thread at times spinning at 100 % CPU: a
+        // quit `poi` never ended. `poi serve` takes its default action (quit at once).
+        guard handlingTerminationSignals else {
+            signal(SIGQUIT, SIG_DFL)
+            return
+        }
+        TemporaryFiles.shared.removeOnTerminationSignals([SIGINT, SIGTERM, SIGHUP, SIGQUIT]) { signal in
             // A cron job under timeout(1) ends with SIGTERM; the script reading --json must
             // still get its object. What was written stays written: a rerun finishes the job.
-            let name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : signal == SIGHUP ? "SIGHUP" : "signal \(signal)"
+            let name = switch signal {
+            case SIGINT: "SIGINT"
+            case SIGTERM: "SIGTERM"
+            case SIGHUP: "SIGHUP"
+            case SIGQUIT: "SIGQUIT"
+            default: "signal \(signal)"
+            }
             let message = "interrupted by \(name); run the command again to finish"
             printError(message)
             JSONFailure.report(message, exitStatus: 128 + signal)
