@@ -53,6 +53,15 @@ enum PoiMain {
         // removes its temporary files and ends with the signal's status.
         let serving = CommandLine.arguments.dropFirst().first == ServeCommand.configuration.commandName
         Console.start(handlingTerminationSignals: !serving)
+        // Without /proc (a chroot, a bare container), Swift's runtime gets no arguments at all,
+        // not even the program's name (it reads /proc/self/cmdline), and ArgumentParser then
+        // printed the help and exited 0: a cron job that did nothing and said it had succeeded.
+        if CommandLine.arguments.isEmpty {
+            printError("cannot read the command line (the Swift runtime reads it from /proc/self/cmdline: "
+                       + "is /proc mounted?)")
+            JSONFailure.report(nil, exitStatus: ExitStatus.usage.rawValue)
+            Poi.exit(withError: ExitStatus.usage)
+        }
         let command: any ParsableCommand
         do {
             command = try Poi.parseAsRoot()

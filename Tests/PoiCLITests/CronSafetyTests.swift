@@ -370,6 +370,33 @@ import Testing
     /// pass, issue 26) — the signal raised again to end the process came back to the same
     /// handler, as every Dispatch thread blocks it. The signal is sent once the output's
     /// temporary file exists: the handler is installed and the conversion under way.
+    /// Why a private mount namespace without /proc cannot be made here (nil: it can).
+    static let noProcUnavailable: String? = {
+        guard getuid() == 0 else { return "needs root to unmount /proc in a private mount namespace" }
+        guard let r = try? PoiProcess.execute(URL(fileURLWithPath: "/usr/bin/unshare"), ["-m", "/bin/sh", "-c", "umount -l /proc && echo ok"]),
+              r.status == 0, r.stdout == "ok\n" else { return "unshare -m with umount /proc is not available" }
+        return nil
+    }()
+
+    /// Without /proc the Swift runtime has no arguments (it reads /proc/self/cmdline), and poi
+    /// printed the help and exited 0 for any command line: a cron job that did nothing, reported
+    /// as a success (new-user pass). Now: a usage error that says why.
+    @Test(.enabled(if: noProcUnavailable == nil, Comment(rawValue: "SKIPPED: \(noProcUnavailable ?? "")")))
+    func withoutProcTheCommandLineIsAnErrorNotHelp() throws {
+        let dir = try Self.scratch("noproc")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "name,lat,lon\nA,1,2\n".write(toFile: dir + "/p.csv", atomically: true, encoding: .utf8)
+        let r = try PoiProcess.execute(URL(fileURLWithPath: "/usr/bin/unshare"),
+                                       ["-m", "/bin/sh", "-c", "umount -l /proc && exec \"$0\" convert p.csv -o out.geojson",
+                                        PoiProcess.binary.path],
+                                       currentDirectory: URL(fileURLWithPath: dir))
+        #expect(r.status == 2, "\(r.all)")
+        #expect(r.stderr == "poi: cannot read the command line (the Swift runtime reads it from /proc/self/cmdline: "
+                + "is /proc mounted?)\n", "\(r.all)")
+        #expect(r.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/out.geojson"))
+    }
+
     /// SIGQUIT (Ctrl-\\) ends a run as SIGTERM does. Left to the Swift runtime, its backtracer
     /// printed a "Program crashed" backtrace and the process ran on, never ending (a signal from
     /// another process, swiftlang/swift#89461). Started with Process, not from a shell's
