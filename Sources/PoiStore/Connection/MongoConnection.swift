@@ -1,5 +1,8 @@
 import CMongoC
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Connection settings besides the URI. Defaults suit a nightly cron job: fail within seconds when
 /// the server is gone rather than hang, but give slow operations time to finish.
@@ -29,6 +32,10 @@ public struct ConnectionOptions: Sendable {
 private let libmongocReady: Void = {
     mongoc_log_set_handler(nil, nil)
     setenv("MONGOC_DISABLE_SHM", "1", 1)
+    // Debian's libmongoc made the segment in its constructor, before any code of ours ran: its
+    // name goes (the mapping stays), or a process that ends without mongoc_cleanup leaves it,
+    // as the test runner did (`poi` itself does this first thing, LibmongocEnvironment).
+    shm_unlink("/mongoc-\(getpid())")
     mongoc_init()
 }()
 
