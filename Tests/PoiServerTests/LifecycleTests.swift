@@ -50,6 +50,21 @@ struct LifecycleTests {
         #expect(s.log.contains("poi serve: stopped"))
     }
 
+    /// SIGQUIT (Ctrl-\\) quits at once with the signal's default action. Left to the Swift
+    /// runtime's backtracer, it printed "Program crashed" and the server served on, forever
+    /// (a signal from another process: swiftlang/swift#89461).
+    @Test func sigquitQuitsAtOnce() throws {
+        let s = try ServeHarness("sigquit")
+        kill(s.process.processIdentifier, SIGQUIT)
+        let deadline = Date().addingTimeInterval(10)
+        while s.process.isRunning && Date() < deadline { usleep(20_000) }
+        #expect(!s.process.isRunning, "still serving 10 s after SIGQUIT")
+        if s.process.isRunning { kill(s.process.processIdentifier, SIGKILL) }
+        s.process.waitUntilExit()
+        #expect(s.process.terminationReason == .uncaughtSignal && s.process.terminationStatus == SIGQUIT)
+        #expect(!s.log.contains("Program crashed"), "\(s.log.suffix(400))")
+    }
+
     /// The URI's password appears nowhere: a server that refuses it stops `poi serve` at start
     /// (exit 3, the ping before listening), and the message says why without the password.
     @Test func passwordNeverPrinted() throws {
