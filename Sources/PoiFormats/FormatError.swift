@@ -48,6 +48,13 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// as a place field (`reason` says which).
     case typedColumn(file: String, name: String, reason: String)
 
+    /// What went wrong without the file's name, for a message that names the file itself:
+    /// `JobError.output` said "cannot write out.geojson: out.geojson: write failed: File too large".
+    public var reasonWithoutFile: String {
+        if case .writeFailed(_, let reason) = self { return reason }
+        return description
+    }
+
     public var description: String {
         switch self {
         case .cannotOpen(let f, let r): return "\(f): cannot open: \(r)"

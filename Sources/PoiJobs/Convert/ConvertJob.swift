@@ -85,7 +85,7 @@ public struct ConvertJob {
             // what was there (see JobError.inputCutShort).
             func cutShort(_ error: FormatError) throws(JobError) -> Never {
                 if file == nil {
-                    do { try writer.finish() } catch { throw .output(path: name, reason: error.description) }
+                    do { try writer.finish() } catch { throw .output(path: output ?? "-", reason: error.reasonWithoutFile) }
                 }
                 throw .inputCutShort(error, placesWritten: writer.featureCount, output: output)
             }
@@ -108,7 +108,7 @@ public struct ConvertJob {
                             return
                         }
                         do throws(FormatError) { try writer.write(encoded: feature) } catch {
-                            throw .output(path: name, reason: error.description)
+                            throw .output(path: output ?? "-", reason: error.reasonWithoutFile)
                         }
                     case .reject(let reject):
                         summary.rejected += 1
@@ -145,7 +145,7 @@ public struct ConvertJob {
                 for note in current.notes { observer(.note(note)) }
             }
             try keys.checkLastRecordsKept(files: input)
-            do { try writer.finish() } catch { throw .output(path: name, reason: error.description) }
+            do { try writer.finish() } catch { throw .output(path: output ?? "-", reason: error.reasonWithoutFile) }
             do { try file?.commit() } catch { throw .file(error) }
         } catch {
             file?.abandon()

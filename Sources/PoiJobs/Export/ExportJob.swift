@@ -224,7 +224,7 @@ public final class ExportJob {
                         changed = c
                         throw JobError.output(path: outputName, reason: "place \(c.place) changed while the export ran (property "
                                               + "'\(c.property)' no longer fits the columns its first pass chose); run it again")
-                    case .format(let e): throw JobError.output(path: outputName, reason: e.description)
+                    case .format(let e): throw JobError.output(path: outputName, reason: e.reasonWithoutFile)
                     }
                 }
                 summary.features += 1
@@ -234,7 +234,7 @@ public final class ExportJob {
                                                    images: summary.imagesCopied, seconds: Date().timeIntervalSince(started))))
                 }
             }
-            do { try writer.finish() } catch { throw JobError.output(path: outputName, reason: error.description) }
+            do { try writer.finish() } catch { throw JobError.output(path: outputName, reason: error.reasonWithoutFile) }
             if summary.features == 0, !options.allowEmpty, let path = options.outputPath,
                options.csv != nil ? Self.holdsCSVRows(path) : Self.holdsMoreThanAnEmptyExport(path, style: options.style) {
                 throw JobError.configuration(.emptyResultWouldReplace(path: path))
