@@ -91,10 +91,7 @@ public struct GeoJSONFeatureEncoder: Sendable {
     @inline(__always)
     static func sameBytes(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        let fast = a.utf8.withContiguousStorageIfAvailable { pa in
-            b.utf8.withContiguousStorageIfAvailable { pb in pa.elementsEqual(pb) }
-        }
-        return (fast ?? nil) ?? a.utf8.elementsEqual(b.utf8)
+        return a.withUTF8InPlace { pa in b.withUTF8InPlace { pb in pa.elementsEqual(pb) } }
     }
 
     /// `{"type":"Feature",` the id, the geometry and `"properties":`.

@@ -194,12 +194,7 @@ public enum JSONEncoding {
 
     public static func appendString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
-        // In place when the string is stored as UTF-8 (always, but for a bridged one): a `var`
-        // copy to call `withUTF8` on costs a retain and a release per string.
-        if s.utf8.withContiguousStorageIfAvailable({ appendEscaped($0, to: &out) }) == nil {
-            var copy = s
-            copy.withUTF8 { appendEscaped($0, to: &out) }
-        }
+        s.withUTF8InPlace { appendEscaped($0, to: &out) }
         out.append(0x22)
     }
 

@@ -86,10 +86,7 @@ public enum ImportKey {
     /// a hash of its UTF-8 bytes, seeded per process (so only compared within one run). Never 0,
     /// which marks an empty slot in the tables that hold them.
     public static func fingerprint(_ key: String) -> UInt64 {
-        // In place: a `var` copy to call `withUTF8` on costs a retain and a release.
-        if let h = key.utf8.withContiguousStorageIfAvailable({ fingerprint(utf8: $0) }) { return h }
-        var k = key
-        return k.withUTF8 { fingerprint(utf8: $0) }
+        key.withUTF8InPlace { fingerprint(utf8: $0) }
     }
 
     public static func fingerprint(utf8 key: UnsafeBufferPointer<UInt8>) -> UInt64 {

@@ -62,8 +62,7 @@ public enum UnicodeWhitespace {
 
     /// `trimWhitespace` past its fast path: `s` itself when nothing is trimmed.
     public static func trimmed(_ s: String) -> String {
-        var copy = s
-        return copy.withUTF8 { p in
+        return s.withUTF8InPlace { p in
             let r = trimmedRange(of: p)
             if r.count == p.count { return s }
             return String(decoding: UnsafeBufferPointer(rebasing: p[r]), as: UTF8.self)

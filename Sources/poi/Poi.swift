@@ -1,4 +1,5 @@
 import ArgumentParser
+import PoiStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,7 +48,7 @@ enum PoiVersion {
 @main
 enum PoiMain {
     static func main() async {
-        LibmongocEnvironment.removeSharedMemoryCounters()
+        LibmongocCounters.removeSegmentName()
         MallocPolicy.returnLargeBuffersToTheSystem()
         // `poi serve` shuts down gracefully on SIGTERM/SIGINT itself; every other command
         // removes its temporary files and ends with the signal's status.
@@ -94,27 +95,6 @@ enum PoiMain {
             JSONFailure.report(nil, exitStatus: ExitStatus.failure.rawValue)
             Poi.exit(withError: ExitStatus.failure)
         }
-    }
-}
-
-/// Debian's libmongoc 1.23 initialises itself in a library constructor, before `main`, and
-/// then keeps its performance counters in a shared-memory segment `/dev/shm/mongoc-PID`,
-/// removed at a clean exit only. A process killed (kill -9, the OOM killer, a crash) left its
-/// segment, and a later process that got the same pid printed "Falling back to malloc for
-/// counters." on stderr, which cron mails.
-///
-/// The segment's name is removed first thing instead: the counters stay mapped (an unlinked
-/// segment lives as long as its mapping), and nothing is left for a later process whatever ends
-/// this one. This used to be done by running `poi` again with `MONGOC_DISABLE_SHM` set, which
-/// the constructor honours; that second start (every library loaded and libmongoc's constructor
-/// run again) was half of `poi`'s start-up, 18 of 39 ms for `poi --version` (issue 26, measured).
-/// `MONGOC_DISABLE_SHM` is still set for the rest of the process, as MongoConnection also does.
-enum LibmongocEnvironment {
-    static func removeSharedMemoryCounters() {
-        // Only this process can hold the name while it lives; a dead process's with this pid
-        // is the segment that would have made the warning.
-        shm_unlink("/mongoc-\(getpid())")
-        setenv("MONGOC_DISABLE_SHM", "1", 1)
     }
 }
 

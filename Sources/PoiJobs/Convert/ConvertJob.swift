@@ -74,6 +74,8 @@ public struct ConvertJob {
             throw .file(error)
         }
         let name = output ?? "stdout"
+        // What a failed write names ("-": "cannot write to standard output").
+        let shownOutput = output ?? "-"
         // A new file is fsync'd when complete: its pages go to disk as it grows.
         let sink = FileDescriptorSink(fd: file?.fd ?? 1, name: name, gzip: options.gzip,
                                       writesBackAhead: file?.temporaryPath != nil)
@@ -85,7 +87,7 @@ public struct ConvertJob {
             // what was there (see JobError.inputCutShort).
             func cutShort(_ error: FormatError) throws(JobError) -> Never {
                 if file == nil {
-                    do { try writer.finish() } catch { throw .output(path: output ?? "-", reason: error.reasonWithoutFile) }
+                    do { try writer.finish() } catch { throw .output(path: shownOutput, reason: error.reasonWithoutFile) }
                 }
                 throw .inputCutShort(error, placesWritten: writer.featureCount, output: output)
             }
@@ -108,7 +110,7 @@ public struct ConvertJob {
                             return
                         }
                         do throws(FormatError) { try writer.write(encoded: feature) } catch {
-                            throw .output(path: output ?? "-", reason: error.reasonWithoutFile)
+                            throw .output(path: shownOutput, reason: error.reasonWithoutFile)
                         }
                     case .reject(let reject):
                         summary.rejected += 1
@@ -145,7 +147,7 @@ public struct ConvertJob {
                 for note in current.notes { observer(.note(note)) }
             }
             try keys.checkLastRecordsKept(files: input)
-            do { try writer.finish() } catch { throw .output(path: output ?? "-", reason: error.reasonWithoutFile) }
+            do { try writer.finish() } catch { throw .output(path: shownOutput, reason: error.reasonWithoutFile) }
             do { try file?.commit() } catch { throw .file(error) }
         } catch {
             file?.abandon()

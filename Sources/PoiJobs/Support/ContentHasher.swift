@@ -49,12 +49,7 @@ struct ContentHasher {
     @inline(__always)
     mutating func combine(text x: String?) {
         guard let x else { combine(0xFE); return }
-        // In place when the string is stored as UTF-8 (always, but for a bridged one): a `var`
-        // copy to call `withUTF8` on costs a retain and a release per field.
-        if x.utf8.withContiguousStorageIfAvailable({ combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
-            var copy = x
-            copy.withUTF8 { combine(bytes: UnsafeRawBufferPointer($0)) }
-        }
+        x.withUTF8InPlace { combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// Members in order, each name and value; by index, as iterating copies each member.

@@ -21,6 +21,28 @@ public struct ConnectionOptions: Sendable {
     public init() {}
 }
 
+/// Debian's libmongoc 1.23 initialises itself in a library constructor, before `main`, and keeps
+/// its performance counters in a shared-memory segment `/dev/shm/mongoc-PID`, removed at a clean
+/// exit only (`mongoc_cleanup`). A process killed (kill -9, the OOM killer, a crash), or one that
+/// simply never calls `mongoc_cleanup` (the test runner), left its segment, and a later process
+/// that got the same pid printed "Falling back to malloc for counters." on stderr, which cron
+/// mails.
+///
+/// The segment's name is removed instead: the counters stay mapped (an unlinked segment lives as
+/// long as its mapping), and nothing is left for a later process whatever ends this one. `poi`
+/// does it first thing, and `libmongocReady` for any other process. `poi` used to run itself
+/// again with `MONGOC_DISABLE_SHM` set, which the constructor honours; that second start (every
+/// library loaded and libmongoc's constructor run again) was half of `poi`'s start-up, 18 of
+/// 39 ms for `poi --version` (issue 26, measured).
+public enum LibmongocCounters {
+    public static func removeSegmentName() {
+        // Only this process can hold the name while it lives; a dead process's with this pid is
+        // the segment that would have made the warning.
+        shm_unlink("/mongoc-\(getpid())")
+        setenv("MONGOC_DISABLE_SHM", "1", 1)
+    }
+}
+
 /// libmongoc must be initialised once per process before any other call. A lazily initialised
 /// global constant gives exactly that without mutable state. Its logging is switched off: every
 /// failure reaches us as a `bson_error_t` anyway, and its log lines could echo connection strings.
@@ -31,11 +53,7 @@ public struct ConnectionOptions: Sendable {
 /// The handler goes first so that nothing mongoc_init says reaches stderr either.
 private let libmongocReady: Void = {
     mongoc_log_set_handler(nil, nil)
-    setenv("MONGOC_DISABLE_SHM", "1", 1)
-    // Debian's libmongoc made the segment in its constructor, before any code of ours ran: its
-    // name goes (the mapping stays), or a process that ends without mongoc_cleanup leaves it,
-    // as the test runner did (`poi` itself does this first thing, LibmongocEnvironment).
-    shm_unlink("/mongoc-\(getpid())")
+    LibmongocCounters.removeSegmentName()
     mongoc_init()
 }()
 
