@@ -56,6 +56,12 @@ struct KeyRule {
         }
     }
 
+    /// Brings the table entries the next lookups of these key fingerprints read into cache
+    /// (`SeenKeys.warm`): `poi convert` calls it before judging each few dozen places.
+    mutating func warm(_ fingerprints: ArraySlice<UInt64>) {
+        if lastRecords != nil { lastRecords!.warm(fingerprints) } else { seen.warm(fingerprints) }
+    }
+
     /// `judge` of a place known by what was prepared of it, where it came from and what its key
     /// was made of. Throws as `judge(_:fileIndex:)` does.
     mutating func judge(_ prepared: Prepared, source: PlaceSource, keySource: ImportKeySource,
