@@ -44,6 +44,11 @@ public final class CSVPlaceReader {
     /// Filled by the batch conversion in flight.
     private var spare = ReadItemQueue()
     private var inflight: DispatchGroup?
+    /// `nextBatch(preparedBy:)`'s batches, handed out in order, and those in preparation.
+    private var readyPrepared = SlotQueue<AnyObject>()
+    private var sparePrepared = SlotQueue<AnyObject>()
+    /// The conversion in flight is `nextBatch(preparedBy:)`'s.
+    private var inflightPrepares = false
     /// The read error that ended the input, thrown after the records read before it.
     private var readError: FormatError?
     /// The batches of the conversion in flight, and emptied ones to fill again: reusing their
@@ -248,6 +253,40 @@ public final class CSVPlaceReader {
                 recycle(&inflightBatches)
             }
             if !upcoming.isEmpty { launch(upcoming); inflightBatches = upcoming }
+        }
+    }
+
+    /// The rest of the input as batches of `preparer`'s making, in input order; nil at the end.
+    /// Each batch holds the items of one tokenized batch, added on the worker that converted
+    /// them (`ReadItemPreparer`), so no item crosses a thread. Throws as `next()` does, after the
+    /// batches read before the failure. Not to be mixed with `next()` on one reader.
+    public func nextBatch<P: ReadItemPreparer>(preparedBy preparer: P) throws(FormatError) -> P.Batch? {
+        precondition(ready.isEmpty && (inflight == nil || inflightPrepares), "nextBatch(preparedBy:) after next()")
+        while true {
+            if let batch = readyPrepared.pop() { return unsafeDowncast(batch, to: P.Batch.self) }
+            if inflight == nil && exhausted {
+                if let e = readError { readError = nil; throw e }
+                return nil
+            }
+            var upcoming: [RawCSVBatchBox] = []
+            if !exhausted { readError = readBatches(into: &upcoming) }
+            if let group = inflight {
+                group.wait()
+                inflight = nil
+                swap(&readyPrepared, &sparePrepared)
+                recycle(&inflightBatches)
+            }
+            if !upcoming.isEmpty {
+                sparePrepared.reset(count: upcoming.count)
+                let conv = converter, batches = upcoming, slots = sparePrepared
+                inflight = Self.inBackground(batches.count, cores: parallelism) { i in
+                    let prepared = preparer.makeBatch()
+                    conv.convert(batches[i].batch) { item in preparer.add(item, to: prepared) }
+                    slots.set(i, prepared)
+                }
+                inflightPrepares = true
+                inflightBatches = upcoming
+            }
         }
     }
 
@@ -607,11 +646,20 @@ struct CSVRecordConverter: Sendable {
 
     /// Converts every record of `batch` into slots `offset...` of `queue`.
     func convert(_ batch: RawCSVBatch, into queue: ReadItemQueue, at offset: Int) {
+        var slot = offset
+        convert(batch) { item in
+            queue.set(slot, item)
+            slot += 1
+        }
+    }
+
+    /// Converts every record of `batch`, passing each item to `body` in order.
+    func convert(_ batch: RawCSVBatch, each body: (consuming ReadItem) -> Void) {
         batch.bytes.withUnsafeBufferPointer { bytes in
             batch.ends.withUnsafeBufferPointer { ends in
                 let raw = (batch.raw, batch.rawEnds)
                 for (k, r) in batch.records.enumerated() {
-                    queue.set(offset + k, convert(r, k, bytes: bytes, ends: ends, raw: raw, quotedEmpty: batch.isQuotedEmpty))
+                    body(convert(r, k, bytes: bytes, ends: ends, raw: raw, quotedEmpty: batch.isQuotedEmpty))
                 }
             }
         }

@@ -8,13 +8,30 @@ func readAll(_ text: String, name: String = "t.csv", options: ReadOptions = Read
 }
 
 func readAll(bytes: [UInt8], name: String = "t.csv", options: ReadOptions = ReadOptions()) throws -> (places: [Place], rejects: [Reject]) {
+    // Every test reading a CSV dump also holds the batches prepared on the reader's workers
+    // (`nextBatch(preparedBy:)`, what `poi convert` reads) to the same items, raw records and
+    // read error, in the same order.
+    let batched = try? readInBatches(bytes: bytes, name: name, options: options)
     let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
-    var places: [Place] = [], rejects: [Reject] = []
-    while let item = try reader.next() {
-        switch item {
-        case .place(let p, _): places.append(p)
-        case .reject(let r, _): rejects.append(r)
+    var places: [Place] = [], rejects: [Reject] = [], items: [CollectedItem] = []
+    do {
+        while let item = try reader.next() {
+            items.append(CollectedItem(item))
+            switch item {
+            case .place(let p, _): places.append(p)
+            case .reject(let r, _): rejects.append(r)
+            }
         }
+    } catch {
+        if let batched {
+            #expect(batched.items == items, "prepared batches: items before the read error")
+            #expect(batched.failure == error, "prepared batches: the read error")
+        }
+        throw error
+    }
+    if let batched {
+        #expect(batched.items == items, "prepared batches: items")
+        #expect(batched.failure == nil, "prepared batches: no read error")
     }
     // Every test reading a dump also holds `poi check`'s validate-only path to the same verdicts.
     let checker = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
@@ -32,3 +49,39 @@ let repoRoot: String = {
     parts.removeLast(3)
     return parts.joined(separator: "/")
 }()
+
+/// A `ReadItem`, comparable (what the batched read is held to).
+enum CollectedItem: Hashable {
+    case place(Place, RawRecord?)
+    case reject(Reject, RawRecord?)
+
+    init(_ item: borrowing ReadItem) {
+        switch item {
+        case .place(let p, let raw): self = .place(p, raw)
+        case .reject(let r, let raw): self = .reject(r, raw)
+        }
+    }
+}
+
+/// A `ReadItemPreparer` that keeps each item as it is, in its batch.
+struct CollectingPreparer: ReadItemPreparer {
+    final class Batch: @unchecked Sendable {
+        var items: [CollectedItem] = []
+    }
+    func makeBatch() -> Batch { Batch() }
+    func add(_ item: consuming ReadItem, to batch: Batch) { batch.items.append(CollectedItem(item)) }
+}
+
+/// Every item of a CSV dump through `nextBatch(preparedBy:)`, and the read error that ended it;
+/// nil for input that is not CSV.
+func readInBatches(bytes: [UInt8], name: String, options: ReadOptions) throws -> (items: [CollectedItem], failure: FormatError?)? {
+    let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
+    guard reader.preparesBatches else { return nil }
+    var items: [CollectedItem] = []
+    do {
+        while let batch = try reader.nextBatch(preparedBy: CollectingPreparer()) { items += batch.items }
+    } catch {
+        return (items, error)
+    }
+    return (items, nil)
+}

@@ -92,14 +92,24 @@ public struct ConvertJob {
                 throw .inputCutShort(error, placesWritten: writer.featureCount, output: output)
             }
             // Features are encoded and records fingerprinted a batch at a time on the other cores
-            // (`PreparedRecords`, `PreparationLine`), while this thread reads ahead, then judges
-            // and writes each batch in input order.
+            // (`PreparedRecords`): for CSV by the reader's workers as they convert the records
+            // (`RecordPreparer`), for GeoJSON on a `PreparationLine` while this thread reads
+            // ahead. This thread judges and writes each batch in input order.
             var line = PreparationLine(cores: ProcessInfo.processInfo.activeProcessorCount)
-            var spareBatches: [PreparedRecords] = []
+            // Batches come from, and go back to, one pool.
+            let preparer = RecordPreparer(precision: options.precision)
             func commit(_ batch: PreparedRecords, fileIndex: Int) throws(JobError) {
+                // The key table's entries are loaded a group of places at a time, just before
+                // they are looked up (`SeenKeys.warm`).
+                let fingerprints = batch.keyFingerprints, group = 32
+                var placeIndex = 0
                 try batch.forEachRecord { (record, feature) throws(JobError) in
                     switch record {
                     case .place(let prepared, let source, let keySource):
+                        if placeIndex % group == 0 {
+                            keys.warm(fingerprints[placeIndex..<min(placeIndex + group, fingerprints.count)])
+                        }
+                        placeIndex += 1
                         switch try keys.judge(prepared, source: source, keySource: keySource, fileIndex: fileIndex) {
                         case .keep: break
                         case .unchanged: summary.unchanged += 1; return
@@ -117,8 +127,7 @@ public struct ConvertJob {
                         observer(.rejected(reject))
                     }
                 }
-                batch.reset()
-                spareBatches.append(batch)
+                preparer.recycle(batch)
             }
             for (index, input) in inputs.enumerated() {
                 let current: PlaceReader
@@ -128,18 +137,28 @@ public struct ConvertJob {
                 reader = nil
                 let fileIndex = keys.beginFile(input.name, format: current.format)
                 var readFailure: FormatError?
-                var ended = false
-                while !ended {
-                    let batch = spareBatches.popLast() ?? PreparedRecords(precision: options.precision)
-                    while !batch.isFull {
-                        let next: ReadItem?
-                        do { next = try current.next() } catch { readFailure = error; ended = true; break }
-                        guard let item = consume next else { ended = true; break }
-                        batch.append(consume item)
+                if current.preparesBatches {
+                    // CSV: each batch comes prepared by the reader's worker that converted it.
+                    while true {
+                        let batch: PreparedRecords?
+                        do { batch = try current.nextBatch(preparedBy: preparer) } catch { readFailure = error; break }
+                        guard let batch else { break }
+                        try commit(batch, fileIndex: fileIndex)
                     }
-                    if batch.isEmpty { spareBatches.append(batch) } else { line.start(batch) }
-                    while line.isFull || (ended && !line.isEmpty), let prepared = line.next() {
-                        try commit(prepared, fileIndex: fileIndex)
+                } else {
+                    var ended = false
+                    while !ended {
+                        let batch = preparer.makeBatch()
+                        while !batch.isFull {
+                            let next: ReadItem?
+                            do { next = try current.next() } catch { readFailure = error; ended = true; break }
+                            guard let item = consume next else { ended = true; break }
+                            batch.append(consume item)
+                        }
+                        if batch.isEmpty { preparer.recycle(batch) } else { line.start(batch) }
+                        while line.isFull || (ended && !line.isEmpty), let prepared = line.next() {
+                            try commit(prepared, fileIndex: fileIndex)
+                        }
                     }
                 }
                 // The places read before the failure are written; then it ends the output.

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import PoiFormats
 import PoiModel
 
@@ -37,6 +38,8 @@ final class PreparedRecords: @unchecked Sendable {
     /// What the places read take, about (`weight(of:)`).
     private(set) var weight = 0
     private(set) var records: [Record] = []
+    /// The places' key fingerprints, in order (for `KeyRule.warm`).
+    private(set) var keyFingerprints: [UInt64] = []
     /// Each record's feature ends here in `bytes` (a reject's where the previous one ended).
     private var ends: [Int] = []
     private var bytes: [UInt8] = []
@@ -95,20 +98,25 @@ final class PreparedRecords: @unchecked Sendable {
         }
     }
 
-    /// Encodes and fingerprints every place (on the preparation thread); the places themselves
-    /// are let go of here, on this thread.
+    /// Encodes and fingerprints every place appended (on the preparation thread); the places
+    /// themselves are let go of here, on this thread.
     func prepare() {
-        for i in 0..<count {
-            switch (items + i).move() {
-            case .place(let place, _):
-                records.append(.place(KeyRule.Prepared(place), place.source, place.keySource))
-                encoder.append(place, to: &bytes)
-            case .reject(let reject, _):
-                records.append(.reject(reject))
-            }
-            ends.append(bytes.count)
-        }
+        for i in 0..<count { prepare((items + i).move()) }
         count = 0
+    }
+
+    /// Encodes and fingerprints one item as the next record, and lets the place go.
+    func prepare(_ item: consuming ReadItem) {
+        switch consume item {
+        case .place(let place, _):
+            let prepared = KeyRule.Prepared(place)
+            records.append(.place(prepared, place.source, place.keySource))
+            keyFingerprints.append(prepared.key)
+            encoder.append(place, to: &bytes)
+        case .reject(let reject, _):
+            records.append(.reject(reject))
+        }
+        ends.append(bytes.count)
     }
 
     /// Each record in order with its encoded feature (empty for a reject). One access to the
@@ -137,6 +145,7 @@ final class PreparedRecords: @unchecked Sendable {
         count = 0
         weight = 0
         records.removeAll(keepingCapacity: true)
+        keyFingerprints.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)
     }
@@ -178,5 +187,29 @@ struct PreparationLine {
         done.wait()
         weight -= batch.weight
         return batch
+    }
+}
+
+/// `PreparedRecords` made where a CSV reader's workers convert the records
+/// (`PlaceReader.nextBatch(preparedBy:)`), so a place never leaves the thread that built it;
+/// batches come back through `recycle` for their storage to be reused.
+final class RecordPreparer: ReadItemPreparer {
+    let precision: Int?
+    private let spares = Mutex<[PreparedRecords]>([])
+
+    init(precision: Int?) { self.precision = precision }
+
+    func makeBatch() -> PreparedRecords {
+        spares.withLock { $0.popLast() } ?? PreparedRecords(precision: precision)
+    }
+
+    func add(_ item: consuming ReadItem, to batch: PreparedRecords) {
+        batch.prepare(item)
+    }
+
+    /// Takes back a batch the job is done with.
+    func recycle(_ batch: PreparedRecords) {
+        batch.reset()
+        spares.withLock { $0.append(batch) }
     }
 }
