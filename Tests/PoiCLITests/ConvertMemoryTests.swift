@@ -32,4 +32,25 @@ import Testing
         let attributes = try FileManager.default.attributesOfItem(atPath: output)
         #expect((attributes[.size] as? Int ?? 0) > 20 * 4 * Self.megabyte)
     }
+
+    /// CSV is prepared on the reader's workers, one prepared batch per tokenized batch, which
+    /// ends at 2 MiB of record bytes: 60 records of 1 MB (the record limit) are never held all at
+    /// once either: about 75 MB at peak, where the places alone, held together, would be 60 MB
+    /// and their features 60 MB more.
+    @Test func bigCSVRecordsAreNotGatheredIntoOneBatch() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-convert-memory-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("big.csv").path
+        let blob = String(repeating: "x", count: 1_000_000)
+        var text = "name,lat,lon,blob\n"
+        for i in 0..<60 { text += "n\(i),1.5,2.5,\(blob)\n" }
+        try text.write(toFile: input, atomically: false, encoding: .utf8)
+        let output = dir.appendingPathComponent("out.geojson").path
+        let r = try ThumbMemoryTests.peakRSS(["convert", input, "-o", output])
+        #expect(r.status == 0)
+        #expect(r.bytes < 110 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB")
+        let attributes = try FileManager.default.attributesOfItem(atPath: output)
+        #expect((attributes[.size] as? Int ?? 0) > 60 * 1_000_000)
+    }
 }
