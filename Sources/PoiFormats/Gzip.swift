@@ -57,10 +57,16 @@ final class DecodedChannel: Sendable {
         var compressedRead = 0
     }
     private let state = Mutex(State())
-    private let free: DispatchSemaphore
+    private let free = DispatchSemaphore(value: 0)
     private let ready = DispatchSemaphore(value: 0)
 
-    init(depth: Int) { free = DispatchSemaphore(value: depth) }
+    init(depth: Int) {
+        // Made at 0 and raised, not made at `depth`: libdispatch traps (SIGILL) when a semaphore
+        // is freed below the value it was made with, which is what a channel whose reader went
+        // away with pieces still waiting is. `poi convert` of a gzip or zip whose output could
+        // not be opened crashed that way one run in ten, after its error message (issue 26 trial).
+        for _ in 0..<depth { free.signal() }
+    }
 
     /// False once the reader went away: the thread stops.
     func put(_ piece: DecodedPiece, compressedRead: Int) -> Bool {
