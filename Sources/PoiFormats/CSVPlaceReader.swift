@@ -62,6 +62,12 @@ public final class CSVPlaceReader {
     public static let rejectsReasonColumns = ["_line", "_field", "_reason"]
     static let batchRecords = 2048
     static let batchBytes = 2 << 20
+    /// Record bytes of a set of batches read for `nextBatch(preparedBy:)`, whatever the cores.
+    /// A prepared batch holds more than its records (a GeoJSON feature is up to 6 times its CSV
+    /// text, `\u00XX` for every control character), and two sets are held at once: without this
+    /// cap, such a file took 130–150 MB on 2 cores (85–93 MB before preparing moved here; new-user
+    /// trial) and would take several hundred on 16. Typical records fill a set by count first.
+    static let preparedSetBytes = 4 << 20
 
     public init(source: ByteSource, options: ReadOptions = ReadOptions(), parallelism: Int? = nil) throws(FormatError) {
         file = source.name
@@ -269,7 +275,7 @@ public final class CSVPlaceReader {
                 return nil
             }
             var upcoming: [RawCSVBatchBox] = []
-            if !exhausted { readError = readBatches(into: &upcoming) }
+            if !exhausted { readError = readBatches(into: &upcoming, setBytes: Self.preparedSetBytes) }
             if let group = inflight {
                 group.wait()
                 inflight = nil
@@ -401,11 +407,15 @@ public final class CSVPlaceReader {
     /// Tokenizes up to one set of batches (two per core) into `upcoming`. A read error ends the
     /// input: the records before it, down to the last whole one, are kept, and the error is
     /// returned to be thrown once they have come out.
-    private func readBatches(into upcoming: inout [RawCSVBatchBox]) -> FormatError? {
-        for _ in 0..<(parallelism * 2) {
+    /// `setBytes`: the set's record bytes at most, split evenly between its batches (a record
+    /// may end past its batch's share).
+    private func readBatches(into upcoming: inout [RawCSVBatchBox], setBytes: Int = .max) -> FormatError? {
+        let count = parallelism * 2
+        let batchBytes = min(Self.batchBytes, setBytes / count)
+        for _ in 0..<count {
             let box = spareBatches.popLast() ?? RawCSVBatchBox()
             var failure: FormatError?
-            do { try fill(&box.batch) } catch { failure = error; exhausted = true }
+            do { try fill(&box.batch, maxBytes: batchBytes) } catch { failure = error; exhausted = true }
             if box.batch.records.isEmpty { spareBatches.append(box) } else { upcoming.append(box) }
             if let failure { return failure }
             if exhausted { break }
@@ -413,9 +423,9 @@ public final class CSVPlaceReader {
         return nil
     }
 
-    private func fill(_ batch: inout RawCSVBatch) throws(FormatError) {
+    private func fill(_ batch: inout RawCSVBatch, maxBytes: Int) throws(FormatError) {
         // Raw bytes count towards the batch's size, so keeping them does not grow memory.
-        while batch.records.count < Self.batchRecords && batch.bytes.count + batch.raw.count < Self.batchBytes {
+        while batch.records.count < Self.batchRecords && batch.bytes.count + batch.raw.count < maxBytes {
             let first = batch.ends.count
             let rawStart = batch.raw.count, bytesStart = batch.bytes.count
             guard let info = try tokenizer.appendRecord(bytes: &batch.bytes, ends: &batch.ends, raw: &batch.raw,

@@ -53,4 +53,26 @@ import Testing
         let attributes = try FileManager.default.attributesOfItem(atPath: output)
         #expect((attributes[.size] as? Int ?? 0) > 60 * 1_000_000)
     }
+
+    /// A feature can be 6 times its CSV text (`\u00XX` for each control character), and the
+    /// reader's workers hold two sets of prepared batches: their record bytes are capped per set
+    /// (`CSVPlaceReader.preparedSetBytes`), so such a file stays near what plain text takes.
+    /// Without the cap: 120–150 MB on 2 cores, more with more cores (new-user trial).
+    @Test func controlCharacterHeavyCSVStaysWithinTheSetBound() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-convert-memory-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("controls.csv").path
+        let controls = String(String.UnicodeScalarView((1...8).map { Unicode.Scalar(UInt8($0)) } + (14...31).map { Unicode.Scalar(UInt8($0)) }))
+        let cell = String(repeating: controls, count: 80)  // 2,080 bytes, over 12,000 in JSON
+        var text = "name,lat,lon,notes\n"
+        for i in 0..<12_000 { text += "n\(i),1.5,2.5,\(cell)\n" }
+        try text.write(toFile: input, atomically: false, encoding: .utf8)
+        let output = dir.appendingPathComponent("out.geojson").path
+        let r = try ThumbMemoryTests.peakRSS(["convert", input, "-o", output])
+        #expect(r.status == 0)
+        #expect(r.bytes < 100 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB")
+        let attributes = try FileManager.default.attributesOfItem(atPath: output)
+        #expect((attributes[.size] as? Int ?? 0) > 12_000 * 12_000)
+    }
 }
