@@ -95,6 +95,19 @@ import Testing
         #expect(ThumbnailBudget(bytes: 220 << 20).capacity == 220 << 20)
     }
 
+    /// A PNG inflates in one libdeflate call whenever that fits in the budget at all: the bench's
+    /// largest PNG (4096² RGB, 33 MB file) needs 36 MB plus 83 MB, more than half of 220 MB,
+    /// and streamed through zlib under the old "two side by side" rule (issue 26).
+    @Test func aPNGInflatesWholeWheneverThatFitsTheBudget() {
+        let budget = ThumbnailBudget(bytes: 220 << 20)
+        #expect(budget.wholeInflateBytes(need: 36 << 20, whole: 83 << 20) == 83 << 20)
+        #expect(budget.wholeInflateBytes(need: 137 << 20, whole: 83 << 20) == 83 << 20)
+        #expect(budget.wholeInflateBytes(need: 138 << 20, whole: 83 << 20) == 0)
+        #expect(budget.wholeInflateBytes(need: 36 << 20, whole: 0) == 0)
+        // One job: 160 MB.
+        #expect(ThumbnailBudget(bytes: 160 << 20).wholeInflateBytes(need: 36 << 20, whole: 83 << 20) == 83 << 20)
+    }
+
     /// The blocking wrapper keeps the sum of what runs within the budget, with more threads
     /// asking than fit.
     @Test func reservationsOnManyThreadsStayWithinTheBudget() {
