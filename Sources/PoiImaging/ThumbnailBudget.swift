@@ -85,9 +85,11 @@ public final class ThumbnailBudget: @unchecked Sendable {
     /// half of that. The rule was "while two such images fit side by side", so as never to
     /// serialise a job; measured (issue 26, 22 bench PNGs, 2 jobs, 220 MB), that left the largest
     /// (4096² RGB, 33 MB file: 119 MB) to zlib, 0.40 s where libdeflate takes 0.27 s, and the
-    /// run 6 % slower, for 17 MB less at peak. Two images that must then take turns lose no time:
-    /// each takes under half as long. Deterministic (the budget's capacity, not its load),
-    /// because the two paths differ on a few malformed streams (png_codec.c).
+    /// run 6 % slower, for 17 MB less at peak. The price: two such images at once now take turns
+    /// (0.48 s where zlib ran both side by side in 0.44 s, for 0.49 s of CPU instead of 0.79), so
+    /// a run of nothing but PNGs over half the budget each is about 10 % slower; a larger
+    /// `--memory` lets them side by side again. Deterministic (the budget's capacity, not its
+    /// load), because the two paths differ on a few malformed streams (png_codec.c).
     func wholeInflateBytes(need: Int, whole: Int) -> Int {
         whole > 0 && need + whole <= capacity ? whole : 0
     }
