@@ -9,15 +9,15 @@ import Testing
 @Suite struct GeoJSONFeatureEncoderTests {
     /// Keys that collide with fields, PoiKit's own properties, " (extra)" names and each other.
     private static let extraKeys = ["note", "name", "title", "imageId", "foo", "foo (extra)", "lat", "_reason", "x",
-                                    "weird\u{2028}key", "id", "n"]
+                                    "weird\u{2028}key", "id", "n", "caf\u{E9}", "cafe\u{301}"]
     private static let texts = ["plain", "a\"b", "back\\slash", "tab\there", "nl\nline", "ctl\u{1}x", "ls\u{2028}ps\u{2029}",
                                 "Café 🗽 故宫", "", "twelve chars", "exactly8", "sixteen bytes ok",
                                 "€ sign (E2 82 AC)", String(repeating: "long text ", count: 9) + "\"end\""]
 
-    private static func place(_ rng: inout SeededRandom, _ i: Int) -> Place {
+    private static func place(_ rng: inout SeededRandom, _ i: Int, extras: ClosedRange<Int> = 0...5) -> Place {
         func text() -> String { texts.randomElement(using: &rng)! }
         var extra = JSONObject()
-        for _ in 0..<Int.random(in: 0...5, using: &rng) {
+        for _ in 0..<Int.random(in: extras, using: &rng) {
             let value: JSONValue = switch Int.random(in: 0...5, using: &rng) {
             case 0: .string(text())
             case 1: .integer(Int64.random(in: -5...5_000_000, using: &rng))
@@ -26,7 +26,10 @@ import Testing
             case 4: .array([.bool(true), .string(text())])
             default: .object(JSONObject([JSONMember(text(), .string(text()))]))
             }
-            extra.append(extraKeys.randomElement(using: &rng)!, value)  // repeats on purpose
+            // Repeats on purpose; many columns when there are many extras.
+            let key = extras.upperBound > 5 && Bool.random(using: &rng) ? "c\(Int.random(in: 0..<40, using: &rng))"
+                : extraKeys.randomElement(using: &rng)!
+            extra.append(key, value)
         }
         var own = JSONObject()
         if i % 5 == 0 { own.append("imageId", .string("5f5f")); own.append("created_at", .string("2024-01-01")) }
@@ -49,6 +52,22 @@ import Testing
         var encoder = GeoJSONFeatureEncoder(precision: precision)
         for i in 0..<3000 {
             let p = Self.place(&rng, i)
+            var direct: [UInt8] = [], viaFeature: [UInt8] = []
+            encoder.append(p, to: &direct)
+            encoder.append(GeoJSONFeature(place: p), to: &viaFeature)
+            #expect(direct == viaFeature, "place \(i): \(String(decoding: direct, as: UTF8.self))")
+            if direct != viaFeature { return }
+        }
+    }
+
+    /// Past 16 property names, whether a name was written is looked up in a set, not the array
+    /// (a 600-column CSV was quadratic): the same names, suffixes and order as the feature made
+    /// of the place, canonically equivalent keys ("café" composed and decomposed) included.
+    @Test func aPlaceWithManyPropertiesIsWrittenAsTheFeatureMadeOfIt() {
+        var rng = SeededRandom(state: 2611)
+        var encoder = GeoJSONFeatureEncoder(precision: nil)
+        for i in 0..<600 {
+            let p = Self.place(&rng, i, extras: 10...60)
             var direct: [UInt8] = [], viaFeature: [UInt8] = []
             encoder.append(p, to: &direct)
             encoder.append(GeoJSONFeature(place: p), to: &viaFeature)
