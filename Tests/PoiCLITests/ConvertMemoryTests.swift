@@ -38,20 +38,12 @@ import Testing
     /// once either: about 75 MB at peak, where the places alone, held together, would be 60 MB
     /// and their features 60 MB more.
     @Test func bigCSVRecordsAreNotGatheredIntoOneBatch() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-convert-memory-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let input = dir.appendingPathComponent("big.csv").path
         let blob = String(repeating: "x", count: 1_000_000)
         var text = "name,lat,lon,blob\n"
         for i in 0..<60 { text += "n\(i),1.5,2.5,\(blob)\n" }
-        try text.write(toFile: input, atomically: false, encoding: .utf8)
-        let output = dir.appendingPathComponent("out.geojson").path
-        let r = try ThumbMemoryTests.peakRSS(["convert", input, "-o", output])
-        #expect(r.status == 0)
-        #expect(r.bytes < 110 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB")
-        let attributes = try FileManager.default.attributesOfItem(atPath: output)
-        #expect((attributes[.size] as? Int ?? 0) > 60 * 1_000_000)
+        let (peak, outputBytes) = try Self.convertCSV(text)
+        #expect(peak < 110 * Self.megabyte, "peak \(peak / Self.megabyte) MB")
+        #expect(outputBytes > 60 * 1_000_000)
     }
 
     /// A feature can be 6 times its CSV text (`\u00XX` for each control character), and the
@@ -59,20 +51,25 @@ import Testing
     /// (`CSVPlaceReader.preparedSetBytes`), so such a file stays near what plain text takes.
     /// Without the cap: 120–150 MB on 2 cores, more with more cores (new-user trial).
     @Test func controlCharacterHeavyCSVStaysWithinTheSetBound() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-convert-memory-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let input = dir.appendingPathComponent("controls.csv").path
         let controls = String(String.UnicodeScalarView((1...8).map { Unicode.Scalar(UInt8($0)) } + (14...31).map { Unicode.Scalar(UInt8($0)) }))
         let cell = String(repeating: controls, count: 80)  // 2,080 bytes, over 12,000 in JSON
         var text = "name,lat,lon,notes\n"
         for i in 0..<12_000 { text += "n\(i),1.5,2.5,\(cell)\n" }
+        let (peak, outputBytes) = try Self.convertCSV(text)
+        #expect(peak < 100 * Self.megabyte, "peak \(peak / Self.megabyte) MB")
+        #expect(outputBytes > 12_000 * 12_000)
+    }
+
+    /// `poi convert` of `text` as a CSV file: its peak RSS and the output's size (status 0 expected).
+    static func convertCSV(_ text: String) throws -> (peak: Int, outputBytes: Int) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-convert-memory-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.csv").path, output = dir.appendingPathComponent("out.geojson").path
         try text.write(toFile: input, atomically: false, encoding: .utf8)
-        let output = dir.appendingPathComponent("out.geojson").path
         let r = try ThumbMemoryTests.peakRSS(["convert", input, "-o", output])
         #expect(r.status == 0)
-        #expect(r.bytes < 100 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB")
         let attributes = try FileManager.default.attributesOfItem(atPath: output)
-        #expect((attributes[.size] as? Int ?? 0) > 12_000 * 12_000)
+        return (r.bytes, attributes[.size] as? Int ?? 0)
     }
 }
