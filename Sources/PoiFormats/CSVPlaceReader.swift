@@ -68,6 +68,11 @@ public final class CSVPlaceReader {
     /// cap, such a file took 130–150 MB on 2 cores (85–93 MB before preparing moved here; new-user
     /// trial) and would take several hundred on 16. Typical records fill a set by count first.
     static let preparedSetBytes = 4 << 20
+    /// What each field adds to a prepared batch beyond its text: a GeoJSON property repeats the
+    /// column's name, quoted, with a colon, a comma and the value's quotes. Counted against
+    /// `preparedSetBytes`, or a wide file's sets hold ten times their record bytes: 600 one-letter
+    /// columns, 1.2 KB a row, encode to 7 KB, and such a file peaked at 182 MB (new-user trial).
+    private let preparedFieldBytes: Int
 
     public init(source: ByteSource, options: ReadOptions = ReadOptions(), parallelism: Int? = nil) throws(FormatError) {
         file = source.name
@@ -108,6 +113,7 @@ public final class CSVPlaceReader {
         }
         header = names
         tokenizer.recordWidth = names.count
+        preparedFieldBytes = names.isEmpty ? 0 : names.reduce(0) { $0 + $1.utf8.count } / names.count + 6
         var roles = options.mapping.plan(header: names)
         if options.isRejectsFile && names.suffix(3).map(trimWhitespace) == CSVPlaceReader.rejectsReasonColumns {
             roles.replaceSubrange((roles.count - 3)..., with: repeatElement(.ignored, count: 3))
@@ -275,7 +281,7 @@ public final class CSVPlaceReader {
                 return nil
             }
             var upcoming: [RawCSVBatchBox] = []
-            if !exhausted { readError = readBatches(into: &upcoming, setBytes: Self.preparedSetBytes) }
+            if !exhausted { readError = readBatches(into: &upcoming, setBytes: Self.preparedSetBytes, fieldBytes: preparedFieldBytes) }
             if let group = inflight {
                 group.wait()
                 inflight = nil
@@ -409,13 +415,14 @@ public final class CSVPlaceReader {
     /// returned to be thrown once they have come out.
     /// `setBytes`: the set's record bytes at most, split evenly between its batches (a record
     /// may end past its batch's share).
-    private func readBatches(into upcoming: inout [RawCSVBatchBox], setBytes: Int = .max) -> FormatError? {
+    /// `fieldBytes`: what each field weighs beyond its bytes towards `setBytes` and the batch size.
+    private func readBatches(into upcoming: inout [RawCSVBatchBox], setBytes: Int = .max, fieldBytes: Int = 0) -> FormatError? {
         let count = parallelism * 2
         let batchBytes = min(Self.batchBytes, setBytes / count)
         for _ in 0..<count {
             let box = spareBatches.popLast() ?? RawCSVBatchBox()
             var failure: FormatError?
-            do { try fill(&box.batch, maxBytes: batchBytes) } catch { failure = error; exhausted = true }
+            do { try fill(&box.batch, maxBytes: batchBytes, fieldBytes: fieldBytes) } catch { failure = error; exhausted = true }
             if box.batch.records.isEmpty { spareBatches.append(box) } else { upcoming.append(box) }
             if let failure { return failure }
             if exhausted { break }
@@ -423,9 +430,10 @@ public final class CSVPlaceReader {
         return nil
     }
 
-    private func fill(_ batch: inout RawCSVBatch, maxBytes: Int) throws(FormatError) {
+    private func fill(_ batch: inout RawCSVBatch, maxBytes: Int, fieldBytes: Int = 0) throws(FormatError) {
         // Raw bytes count towards the batch's size, so keeping them does not grow memory.
-        while batch.records.count < Self.batchRecords && batch.bytes.count + batch.raw.count < maxBytes {
+        while batch.records.count < Self.batchRecords
+                && batch.bytes.count + batch.raw.count + batch.ends.count * fieldBytes < maxBytes {
             let first = batch.ends.count
             let rawStart = batch.raw.count, bytesStart = batch.bytes.count
             guard let info = try tokenizer.appendRecord(bytes: &batch.bytes, ends: &batch.ends, raw: &batch.raw,

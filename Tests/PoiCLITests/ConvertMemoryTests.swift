@@ -60,6 +60,21 @@ import Testing
         #expect(outputBytes > 12_000 * 12_000)
     }
 
+    /// A wide file's features are many times its text: each field becomes a property that
+    /// repeats the column's name (600 one-letter columns, 1.2 KB a row, make 7 KB of GeoJSON).
+    /// Each field weighs its property's share against a set's bound
+    /// (`CSVPlaceReader.preparedFieldBytes`); counted by record bytes alone, this file peaked at
+    /// 140 MB in a debug build, 55 MB now (release, a 24 MB file of them: 182 MB, 48 MB now).
+    @Test func aWideCSVsFeaturesCountAgainstTheSetBound() throws {
+        let columns = (0..<600).map { "c\($0)" }.joined(separator: ",")
+        let cells = Array(repeating: "x", count: 600).joined(separator: ",")
+        var text = "name,lat,lon,\(columns)\n"
+        for i in 0..<8_000 { text += "n\(i),1.5,2.5,\(cells)\n" }
+        let (peak, outputBytes) = try Self.convertCSV(text)
+        #expect(peak < 100 * Self.megabyte, "peak \(peak / Self.megabyte) MB")
+        #expect(outputBytes > 8_000 * 6_000)
+    }
+
     /// `poi convert` of `text` as a CSV file: its peak RSS and the output's size (status 0 expected).
     static func convertCSV(_ text: String) throws -> (peak: Int, outputBytes: Int) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-convert-memory-\(UUID().uuidString.prefix(8))")
