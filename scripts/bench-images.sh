@@ -181,8 +181,10 @@ report() { # KIND FILES...
     emit "$kind thumbnails ($n files): wall s" "$pw" "vipsthumbnail" "${WALL[vips]}" "$target_vips"
     emit "$kind thumbnails ($n files): wall s" "$pw" "ImageMagick one by one" "${WALL[im_seq]}" \
         "$([ "$kind" = jpeg ] && echo "<= 0.2")"
-    emit "$kind thumbnails: poi peak RSS MB" "$(echo "${RSS[poi]}/1024" | bc -l)" "limit 100+60/worker" \
-        "$(( 100 + 60 * JOBS ))" "<= 1.0"
+    # The target is what --memory bounds: the decodes, over the process's baseline (its help;
+    # as sort -S or ImageMagick's -limit memory bound their buffers, not the process).
+    emit "$kind thumbnails: poi peak RSS over baseline MB" "$(echo "(${RSS[poi]} - $baseline)/1024" | bc -l)" \
+        "--memory default (100+60/worker)" "$(( 100 + 60 * JOBS ))" "<= 1.0"
 }
 
 emit() { # BENCHMARK POIKIT PEER PEER_VALUE [TARGET]
@@ -192,16 +194,17 @@ emit(sys.argv[1], float(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[
 }
 
 shopt -s nullglob
-report jpeg "$BENCH"/corpus/jpeg/*.jpg
-report png "$BENCH"/corpus/png/*.png
-
-limit=$(( (100 + 60 * JOBS) * 1024 ))
 # --memory bounds what the decodes use "besides the process's baseline": the baseline is poi's
 # peak RSS thumbnailing one small image, measured here, in the same run.
 small=$(ls -S "$BENCH"/corpus/png/*.png | tail -1)
 rm -rf "$BENCH/out" && mkdir -p "$BENCH/out"
 /usr/bin/time -f "%M" -o "$BENCH/time.txt" "$POI" thumb "$small" -o "$BENCH/out" --jobs "$JOBS" >/dev/null 2>&1
 baseline=$(cat "$BENCH/time.txt")
+
+report jpeg "$BENCH"/corpus/jpeg/*.jpg
+report png "$BENCH"/corpus/png/*.png
+
+limit=$(( (100 + 60 * JOBS) * 1024 ))
 echo
 echo "== targets =="
 verdict() { if awk "BEGIN{exit !($1)}"; then echo met; else echo MISSED; fi; }
@@ -214,9 +217,8 @@ printf 'JPEG  <= 0.2 x ImageMagick   : %.2f  %s (one by one; %.2f against xargs 
 printf 'PNG   <= 0.4 x vipsthumbnail : %.2f  %s\n' "$ratio_vips_png" "$(verdict "$ratio_vips_png <= 0.4")"
 printf 'JPEG  <= 0.25 x vipsthumbnail: %.2f  %s (issue 26)\n' "$ratio_vips_jpeg" "$(verdict "$ratio_vips_jpeg <= 0.25")"
 printf 'PNG   <= 0.25 x vipsthumbnail: %.2f  %s (issue 26)\n' "$ratio_vips_png" "$(verdict "$ratio_vips_png <= 0.25")"
-printf 'peak RSS <= %d MB (100 + 60 x %d): JPEG %.0f MB, PNG %.0f MB  %s\n' $((limit / 1024)) "$JOBS" \
-    "$(echo "$rss_jpeg/1024" | bc -l)" "$(echo "$rss_png/1024" | bc -l)" \
-    "$(verdict "$rss_jpeg <= $limit && $rss_png <= $limit")"
+printf 'peak RSS, whole process (no target: the baseline is outside --memory): JPEG %.0f MB, PNG %.0f MB\n' \
+    "$(echo "$rss_jpeg/1024" | bc -l)" "$(echo "$rss_png/1024" | bc -l)"
 printf 'peak RSS - baseline (%.0f MB) <= --memory %d MB: JPEG %.0f MB, PNG %.0f MB  %s\n' \
     "$(echo "$baseline/1024" | bc -l)" $((limit / 1024)) "$(echo "($rss_jpeg - $baseline)/1024" | bc -l)" \
     "$(echo "($rss_png - $baseline)/1024" | bc -l)" \

@@ -56,7 +56,8 @@ struct ParallelOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("""
         Megabytes the image decodes may use together (default: 100 + 60 per job). Each image \
-        waits until its estimated need fits; one needing more than this runs alone.
+        waits until its estimated need fits; one needing more than this runs alone. The \
+        process's own memory (about 30 MB: code, libraries, files read ahead) comes on top.
         """, valueName: "MB"))
     var memory: Int?
 
