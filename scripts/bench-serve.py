@@ -274,7 +274,8 @@ request = function() n = n + 1
         ident, gz = results.get(("e-identity", "poi serve")), results.get(("e-gzip", "poi serve"))
         if ident and gz:
             emit("serve /locations gzip CPU (ms/req, vs identity)", gz["cpu_ms"], "identity", ident["cpu_ms"], None, unit="ms")
-        if results.get(("f", "poi serve")) and results.get(("f", "reference")):
+        # A case with no complete request in its run (rps 0: a slow server) has no ratio to give.
+        if results.get(("f", "poi serve"), {}).get("rps") and results.get(("f", "reference"), {}).get("rps"):
             emit("serve 304 revalidation (s/req, vs reference)", 1 / results[("f", "poi serve")]["rps"], "reference",
                  1 / results[("f", "reference")]["rps"], "<=1.0", unit="s/req")
     finally:
