@@ -22,6 +22,10 @@ public final class ByteSource {
     public var totalBytes: Int? { stage?.inputTotalBytes ?? rest?.totalBytes ?? ownTotalBytes }
     private var ownBytesRead = 0
     private var ownTotalBytes: Int?
+    /// A regular file's modification time when opened: at its end the file is looked at again,
+    /// and one that changed meanwhile (still downloading, truncated, rewritten) is a read
+    /// failure, not a shorter input read as if whole (as tar's "file changed as we read it").
+    private var openedModified: timespec?
     /// Decodes another source's bytes (`GzipStage`, `TranscodingStage`).
     private var stage: ByteStage?
 
@@ -39,7 +43,10 @@ public final class ByteSource {
             close(f)
             throw .cannotOpen(file: path, reason: "is a directory")
         }
-        if (st.st_mode & S_IFMT) == S_IFREG { ownTotalBytes = Int(st.st_size) }
+        if (st.st_mode & S_IFMT) == S_IFREG {
+            ownTotalBytes = Int(st.st_size)
+            openedModified = st.st_mtim
+        }
         fd = f
     }
 
@@ -123,7 +130,20 @@ public final class ByteSource {
         }
         buffer.removeLast(want - got)
         ownBytesRead += got
+        if got == 0 { try checkUnchangedAtEnd() }
         return got
+    }
+
+    private func checkUnchangedAtEnd() throws(FormatError) {
+        guard let opened = openedModified, let openedSize = ownTotalBytes else { return }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return }
+        let size = Int(st.st_size)
+        let modified = st.st_mtim.tv_sec != opened.tv_sec || st.st_mtim.tv_nsec != opened.tv_nsec
+        // More read than the size says, unmodified: a pseudo-file (/proc), whose size is 0.
+        guard modified || size > ownBytesRead else { return }
+        openedModified = nil  // said once
+        throw .changedWhileRead(file: name, openedBytes: openedSize, endBytes: size, readBytes: ownBytesRead)
     }
 }
 

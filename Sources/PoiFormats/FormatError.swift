@@ -6,6 +6,10 @@ import PoiModel
 public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case cannotOpen(file: String, reason: String)
     case readFailed(file: String, reason: String)
+    /// A file that changed between its opening and its end (still being downloaded, truncated,
+    /// rewritten): what was read is not the file as it is. Sizes in bytes: when opened, at the
+    /// end, and read.
+    case changedWhileRead(file: String, openedBytes: Int, endBytes: Int, readBytes: Int)
     case writeFailed(file: String, reason: String)
     case emptyFile(file: String)
     case invalidHeader(file: String, reason: String)
@@ -59,6 +63,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .cannotOpen(let f, let r): return "\(f): cannot open: \(r)"
         case .readFailed(let f, let r): return "\(f): read failed: \(r)"
+        case .changedWhileRead(let f, let opened, let end, let read):
+            let sizes = opened == end ? "\(end) bytes" : "\(opened) bytes when opened, \(end) at its end"
+            return "\(f): changed while it was read (\(sizes), \(read) read): another program was writing or "
+                + "truncating it, so what was read is not the file"
         case .writeFailed(let f, let r): return "\(f): write failed: \(r)"
         case .emptyFile(let f): return "\(f): file is empty (no header row)"
         case .invalidHeader(let f, let r): return "\(f): invalid header: \(r)"

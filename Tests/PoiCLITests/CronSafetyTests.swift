@@ -107,6 +107,40 @@ import Testing
         }
     }
 
+    /// An input truncated by another program while `poi` reads it (a dump rewritten in place)
+    /// ended with status 1 and a reject for its cut last line, or with status 0 when cut at a line
+    /// end: a shorter file read as if whole (new-user pass, issue 26). Now it is said, exit 3, and
+    /// a file output keeps what it was; on standard output the places before it go out closed.
+    /// The reader of the output holds `poi` on a full pipe until the file is cut.
+    @Test func anInputTruncatedWhileReadIsSaidAndExits3() throws {
+        let dir = try Self.scratch("changed-while-read")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.writePlaces(400_000, to: dir + "/p.csv", withDescriptions: true)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: dir + "/p.csv")[.size] as? Int)
+        let r = try Self.shell("""
+            "$POI" convert p.csv -o - --quiet 2>err | { IFS= read -r -n 1 x; sleep 1; truncate -s 1000000 p.csv; cat > /dev/null; }
+            echo "status ${PIPESTATUS[0]}"; cat err
+            """, in: dir)
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "status 3", "\(r.stdout)")
+        let said = try #require(lines.dropFirst().first)
+        #expect(said.hasPrefix("poi: p.csv: changed while it was read (\(size) bytes when opened, 1000000 at its end, "), "\(said)")
+        #expect(said.contains(" read): another program was writing or truncating it, so what was read is not the file; the "), "\(said)")
+        #expect(said.hasSuffix(" places read before it were written to standard output. "
+                               + "Run again once the file is complete (write it under another name and rename it when done)."), "\(said)")
+        // To a file: the earlier output stays as it was.
+        try Self.writePlaces(400_000, to: dir + "/p.csv", withDescriptions: true)
+        try "earlier".write(toFile: dir + "/out.geojson", atomically: true, encoding: .utf8)
+        let f = try Self.shell("""
+            "$POI" convert p.csv -o out.geojson --quiet 2>err & pid=$!
+            until ls -l /proc/$pid/fd 2>/dev/null | grep -q 'p.csv$'; do sleep 0.01; done
+            truncate -s 1000000 p.csv; wait $pid; echo "status $?"; cat err
+            """, in: dir)
+        #expect(f.stdout.hasPrefix("status 3\npoi: p.csv: changed while it was read ("), "\(f.stdout)")
+        #expect(f.stdout.contains("; out.geojson was not written (left as it was)"), "\(f.stdout)")
+        #expect(try String(contentsOfFile: dir + "/out.geojson", encoding: .utf8) == "earlier")
+    }
+
     @Test func everyJSONSummaryWriteIsCheckedWithoutADatabase() throws {
         let dir = try Self.scratch("fulljson")
         defer { try? FileManager.default.removeItem(atPath: dir) }

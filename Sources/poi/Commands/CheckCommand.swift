@@ -118,6 +118,10 @@ struct CheckCommand: ParsableCommand {
             }
         }
         try out.finish()
+        // A file that changed under the check is no fault of the file's (as for import): exit 3.
+        if summary.files.contains(where: { if case .changedWhileRead = $0.failure { true } else { false } }) {
+            throw ExitStatus.failure
+        }
         if summary.unreadable > 0 { throw ExitStatus.usage }
         if summary.rejected > 0 { throw ExitStatus.rejects }
     }

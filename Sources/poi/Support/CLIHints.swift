@@ -54,6 +54,8 @@ enum CLIHints {
             return "Name its encoding: --encoding \(bigEndian ? "utf-16be" : "utf-16le")."
         case .zipNeedsFile:
             return "Give the archive's file name, or stream one member into poi: unzip -p dump.zip part-a.csv | poi import -"
+        case .changedWhileRead:
+            return "Run again once the file is complete (write it under another name and rename it when done)."
         case .columnTaken(_, let field, _, let other):
             return "Map \(other.rawValue) to another column, or name the \(field.rawValue) column with --field \(field.rawValue)=COLUMN."
         default:

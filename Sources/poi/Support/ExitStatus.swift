@@ -14,6 +14,8 @@ enum ExitStatus {
     /// What a job's failure means for the caller: the user's mistake (2) or a failure (3).
     static func of(_ error: JobError) -> ExitCode {
         switch error {
+        // Like `inputChanged`: nothing wrong with the command; run it again on the settled file.
+        case .input(.changedWhileRead), .inputCutShort(.changedWhileRead, _, _): return failure
         case .input, .inputCutShort, .configuration, .store(.refusedQuery), .store(.uploadsFolderMissing): return usage
         case .store, .output, .inputChanged: return failure
         case .file(let e):
