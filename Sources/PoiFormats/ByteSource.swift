@@ -22,9 +22,10 @@ public final class ByteSource {
     public var totalBytes: Int? { stage?.inputTotalBytes ?? rest?.totalBytes ?? ownTotalBytes }
     private var ownBytesRead = 0
     private var ownTotalBytes: Int?
-    /// A regular file's modification time when opened: at its end the file is looked at again,
-    /// and one that changed meanwhile (still downloading, truncated, rewritten) is a read
-    /// failure, not a shorter input read as if whole (as tar's "file changed as we read it").
+    /// A regular file's modification time when opened (its size is `ownTotalBytes`): at its end
+    /// the file is looked at again, and one whose time or size moved meanwhile (still
+    /// downloading, truncated, rewritten) is a read failure, not a shorter input read as if
+    /// whole (as tar's "file changed as we read it").
     private var openedModified: timespec?
     /// Decodes another source's bytes (`GzipStage`, `TranscodingStage`).
     private var stage: ByteStage?
@@ -139,9 +140,11 @@ public final class ByteSource {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return }
         let size = Int(st.st_size)
+        // The size as well as the time: a timestamp can lag (a truncation here kept the file's
+        // modification time of 200 ms before, kernel 6.18, ext4). What was read is not compared
+        // with the size: a pseudo-file (/proc: size 0) reads more than its size says.
         let modified = st.st_mtim.tv_sec != opened.tv_sec || st.st_mtim.tv_nsec != opened.tv_nsec
-        // More read than the size says, unmodified: a pseudo-file (/proc), whose size is 0.
-        guard modified || size > ownBytesRead else { return }
+        guard modified || size != openedSize else { return }
         openedModified = nil  // said once
         throw .changedWhileRead(file: name, openedBytes: openedSize, endBytes: size, readBytes: ownBytesRead)
     }

@@ -43,6 +43,22 @@ import Testing
                 + "another program was writing or truncating it, so what was read is not the file")
     }
 
+    /// A file system's timestamp can lag behind a truncation (seen on ext4, kernel 6.18: the
+    /// modification time stayed as it was): the size says it too.
+    @Test func aTruncationThatKeptItsModificationTimeIsStillAChange() throws {
+        let file = try Self.oldFile(bytes: 1 << 20)
+        defer { file.remove() }
+        let source = try ByteSource(path: file.path)
+        var buffer: [UInt8] = []
+        #expect(try source.read(appendingTo: &buffer) == ByteSource.chunkSize)
+        #expect(truncate(file.path, 100_000) == 0)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_600_000_000)], ofItemAtPath: file.path)
+        #expect(throws: FormatError.changedWhileRead(file: file.path, openedBytes: 1 << 20, endBytes: 100_000,
+                                                     readBytes: ByteSource.chunkSize)) {
+            _ = try Self.readToEnd(source)
+        }
+    }
+
     /// Still being written (a download): the bytes appended before the end are read, and the
     /// file is still said to have changed, since more may come.
     @Test func aFileAppendedWhileReadIsAChangedFile() throws {
