@@ -139,6 +139,16 @@ import Testing
         #expect(f.stdout.hasPrefix("status 3\npoi: p.csv: changed while it was read ("), "\(f.stdout)")
         #expect(f.stdout.contains("; out.geojson was not written (left as it was)"), "\(f.stdout)")
         #expect(try String(contentsOfFile: dir + "/out.geojson", encoding: .utf8) == "earlier")
+        // `check`, held by its rejects on a full pipe: the same message and status as import's.
+        var rejects = "id,name,lat,lon\n"
+        for i in 0..<400_000 { rejects += "k\(i),Place \(i),north,\(i % 359 - 179)\n" }
+        try rejects.write(toFile: dir + "/r.csv", atomically: true, encoding: .utf8)
+        let c = try Self.shell("""
+            "$POI" check r.csv 2>err | { IFS= read -r -n 1 x; sleep 1; truncate -s 1000000 r.csv; cat > /dev/null; }
+            echo "status ${PIPESTATUS[0]}"; cat err
+            """, in: dir)
+        #expect(c.stdout.hasPrefix("status 3\npoi: r.csv: changed while it was read (\(rejects.utf8.count) bytes when opened, 1000000 at its end, "),
+                "\(c.stdout)")
     }
 
     @Test func everyJSONSummaryWriteIsCheckedWithoutADatabase() throws {

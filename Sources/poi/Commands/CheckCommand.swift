@@ -118,9 +118,9 @@ struct CheckCommand: ParsableCommand {
             }
         }
         try out.finish()
-        // A file that changed under the check is no fault of the file's (as for import): exit 3.
-        if summary.files.contains(where: { if case .changedWhileRead = $0.failure { true } else { false } }) {
-            throw ExitStatus.failure
+        // The status import would give the worst unreadable file (a file changed under the check: 3).
+        if let worst = summary.files.compactMap({ $0.failure.map(ExitStatus.of) }).max(by: { $0.rawValue < $1.rawValue }) {
+            throw worst
         }
         if summary.unreadable > 0 { throw ExitStatus.usage }
         if summary.rejected > 0 { throw ExitStatus.rejects }
