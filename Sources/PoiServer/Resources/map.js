@@ -28,7 +28,9 @@
     return;
   }
 
-  const map = L.map(mapElement, { attributionControl: false, worldCopyJump: true, minZoom: 1 });
+  // The zoom range is the map's own, not the tile layer's: with no base map (`--map-tiles none`)
+  // there is no layer to take it from, and the cluster plug-in needs a maximum zoom.
+  const map = L.map(mapElement, { attributionControl: false, worldCopyJump: true, minZoom: 1, maxZoom: 19 });
   const cluster = L.markerClusterGroup({ maxClusterRadius: 60, spiderfyOnMaxZoom: true });
   map.addLayer(cluster);
   window.poiMap = { map: map, cluster: cluster };
