@@ -54,10 +54,12 @@ def free_port():
     return port
 
 
-def solid_png(width, height, rgb):
-    """A plain PNG tile, made here so the test needs no image files and no outside host."""
-    row = b"\x00" + bytes(rgb) * width
-    raw = row * height
+def grid_png(width, height, rgb, line_rgb):
+    """A plain PNG tile with a line along its top and left edges (the tile grid shows in the
+    screenshot), made here so the test needs no image files and no outside host."""
+    line = b"\x00" + bytes(line_rgb) * width
+    row = b"\x00" + bytes(line_rgb) + bytes(rgb) * (width - 1)
+    raw = line + row * (height - 1)
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
@@ -68,7 +70,7 @@ class TileServer:
     """Answers every /z/x/y.png with a light tile, counting the requests: the base map's stand-in."""
 
     def __init__(self):
-        tile = solid_png(256, 256, (232, 238, 226))
+        tile = grid_png(256, 256, (232, 238, 226), (200, 210, 196))
         counter = self
         self.requests = 0
 
@@ -151,7 +153,8 @@ def browser():
     return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
 
 
-def wait_for(driver, script, what, timeout=WAIT):
+def wait_for(driver, script, what, timeout=None):
+    timeout = timeout or WAIT
     deadline = time.time() + timeout
     while time.time() < deadline:
         value = driver.execute_script(script)
@@ -426,6 +429,20 @@ def main():
             assert note.startswith("Showing the first 5 "), note
             assert places == ["5", "true"], places
         check("a view holding more than --map-max-places says so", cap_is_said)
+
+        no_base_map = Serve("no-base-map", db_name, uploads, ["--map-tiles", "none"])
+        servers.append(no_base_map)
+
+        def markers_without_base_map():
+            driver.get_log("browser")  # the unreachable tiles' errors before this are not this page's
+            driver.get(no_base_map.base + "/map#11/51.505/-0.11")
+            wait_ready(driver)
+            icons = driver.execute_script("return document.querySelectorAll('.leaflet-marker-icon').length")
+            tiles_shown = driver.execute_script("return document.querySelectorAll('.leaflet-tile').length")
+            assert icons > 0 and tiles_shown == 0, f"{icons} markers, {tiles_shown} tiles"
+            errors = console_errors(driver)
+            assert errors == [], f"console errors: {errors}"
+        check("with --map-tiles none, the markers show on a plain background with no console error", markers_without_base_map)
 
         no_leaflet = Serve("no-leaflet", db_name, uploads, ["--assets", os.path.join(work, "no-such-folder"), "--map-tiles", "none"])
         servers.append(no_leaflet)
