@@ -780,9 +780,10 @@ enum OpenAPIDocument {
       "name": "file",
       "in": "path",
       "required": true,
-      "description": "The file's name.",
+      "description": "The file's name: only these are served (any other is 404).",
       "schema": {
-       "type": "string"
+       "type": "string",
+       "enum": ["map.js", "map.css"]
       }
      }
     ],
@@ -832,9 +833,10 @@ enum OpenAPIDocument {
       "name": "file",
       "in": "path",
       "required": true,
-      "description": "The file's name.",
+      "description": "The file's name: only these are served (any other is 404).",
       "schema": {
-       "type": "string"
+       "type": "string",
+       "enum": ["leaflet.min.js", "leaflet.css", "leaflet.markercluster.min.js", "MarkerCluster.css", "MarkerCluster.Default.css"]
       }
      }
     ],
@@ -884,9 +886,10 @@ enum OpenAPIDocument {
       "name": "file",
       "in": "path",
       "required": true,
-      "description": "The file's name.",
+      "description": "The file's name: only these are served (any other is 404).",
       "schema": {
-       "type": "string"
+       "type": "string",
+       "enum": ["marker-icon.png", "marker-icon-2x.png", "marker-shadow.png", "layers.png", "layers-2x.png"]
       }
      }
     ],
