@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make lint`: the module rules of DESIGN §3, checked from the sources and from Package.swift.
+"""`make lint`: the module rules of ARCHITECTURE.md §3, checked from the sources and from Package.swift.
 
     scripts/lint-modules.py [ROOT]        check ROOT (default: this checkout); exit 1 on a violation
     scripts/lint-modules.py --self-test   plant one violation per rule kind in copies of the tree
@@ -13,9 +13,9 @@ in .build does not hold it up): every target's dependencies must be imports its 
 target may carry unsafeFlags (a package with them cannot be used as a dependency), and every
 non-test target needs a rule. One line per violation:
 
-    Sources/PoiStore/Foo.swift:3: PoiStore must not import PoiModel (DESIGN §3)
+    Sources/PoiStore/Foo.swift:3: PoiStore must not import PoiModel (ARCHITECTURE.md §3)
 
-A new module gets its rule here and its row in DESIGN §3 in the same change.
+A new module gets its rule here and its row in ARCHITECTURE.md §3 in the same change.
 """
 import glob, json, os, re, shutil, subprocess, sys, tempfile
 
@@ -132,7 +132,7 @@ def check_sources(root):
             continue
         rule = RULES.get(module)
         if rule is None:
-            problems.append(f"Sources/{module}: no rule for module {module}: add its row to DESIGN §3 and to "
+            problems.append(f"Sources/{module}: no rule for module {module}: add its row to ARCHITECTURE.md §3 and to "
                             f"scripts/lint-modules.py")
             continue
         for dirpath, _, files in os.walk(mdir):
@@ -144,11 +144,11 @@ def check_sources(root):
                     continue
                 if rule.kind == "modulemap":
                     if os.path.relpath(path, mdir) not in ("module.modulemap", "shim.h"):
-                        problems.append(f"{rel}: {module} holds only module.modulemap and shim.h, no code (DESIGN §3)")
+                        problems.append(f"{rel}: {module} holds only module.modulemap and shim.h, no code (ARCHITECTURE.md §3)")
                     continue
                 if rule.kind == "c":
                     if ext not in (".c", ".h"):
-                        problems.append(f"{rel}: {module} is C only (.c/.h) (DESIGN §3)")
+                        problems.append(f"{rel}: {module} is C only (.c/.h) (ARCHITECTURE.md §3)")
                         continue
                     problems += check_c(rel, path, module, mdir)
                     continue
@@ -166,10 +166,10 @@ def check_c(rel, path, module, mdir):
         m = INCLUDE.match(line)
         if m and not (m.group(2) in C_HEADERS or (m.group(1) == '"' and os.path.basename(m.group(2)) in local)):
             problems.append(f"{rel}:{no}: {module} must not include <{m.group(2)}>: only libjpeg, libpng, libwebp, Little CMS and "
-                            f"ISO C headers (DESIGN §3)")
+                            f"ISO C headers (ARCHITECTURE.md §3)")
     for no, line in enumerate(strip_c(raw).splitlines(), 1):
         for m in C_FILE_IO.finditer(line):
-            problems.append(f"{rel}:{no}: {module} must not know about files ({m.group(1).rstrip('( ')}) (DESIGN §3)")
+            problems.append(f"{rel}:{no}: {module} must not know about files ({m.group(1).rstrip('( ')}) (ARCHITECTURE.md §3)")
     return problems
 
 
@@ -179,15 +179,15 @@ def check_swift(rel, path, module, rule):
     for no, line in enumerate(code.splitlines(), 1):
         m = IMPORT.match(line)
         if m and not rule.allows(m.group(1)):
-            problems.append(f"{rel}:{no}: {module} must not import {m.group(1)} (DESIGN §3)")
+            problems.append(f"{rel}:{no}: {module} must not import {m.group(1)} (ARCHITECTURE.md §3)")
         if rule.library:
             for c in CALL.finditer(line):
                 problems.append(f"{rel}:{no}: {module} is a library: no {c.group(1)}( calls; return or throw, "
-                                f"the caller prints and exits (DESIGN §3)")
+                                f"the caller prints and exits (ARCHITECTURE.md §3)")
         if module == "PoiImaging":
             for f in SWIFT_FILE_IO.finditer(line):
                 problems.append(f"{rel}:{no}: {module} must not do I/O beyond the bytes it is handed "
-                                f"({f.group(1).rstrip('( ')}) (DESIGN §3)")
+                                f"({f.group(1).rstrip('( ')}) (ARCHITECTURE.md §3)")
     return problems
 
 
@@ -239,7 +239,7 @@ def manifest_problems(root):
             continue
         rule = RULES.get(name)
         if rule is None:
-            problems.append(f"Package.swift: target {name} has no DESIGN §3 rule (benchmarks and fuzzers live "
+            problems.append(f"Package.swift: target {name} has no ARCHITECTURE.md §3 rule (benchmarks and fuzzers live "
                             f"in their own packages, Benchmarks/ and Fuzz/)")
             continue
         if rule.kind == "modulemap":
@@ -247,7 +247,7 @@ def manifest_problems(root):
         for dep in t.get("dependencies", []):
             d = dependency_name(dep)
             if d and not rule.allows(d):
-                problems.append(f"Package.swift: target {name} must not depend on {d} (DESIGN §3)")
+                problems.append(f"Package.swift: target {name} must not depend on {d} (ARCHITECTURE.md §3)")
     return problems
 
 
@@ -326,7 +326,7 @@ PLANTS = [
      "Package.swift: target PoiImaging has unsafeFlags (-Ounchecked)"),
     ("bench executable in the root package", lambda r: replace(r, "Package.swift", r"\n(\s*)\.testTarget\(",
                                                                r'\n\1.executableTarget(name: "poi-bench-x", path: "Bench"),\n\1.testTarget('),
-     "Package.swift: target poi-bench-x has no DESIGN §3 rule"),
+     "Package.swift: target poi-bench-x has no ARCHITECTURE.md §3 rule"),
 ]
 
 # Things that look like violations but are not: must stay silent.
@@ -390,10 +390,10 @@ def main(argv):
     for p in problems:
         print(p)
     if problems:
-        print(f"lint: {len(problems)} module rule violation(s); the rules are DESIGN §3 "
-              f"(../shared/DESIGN.md) and scripts/lint-modules.py")
+        print(f"lint: {len(problems)} module rule violation(s); the rules are ARCHITECTURE.md §3 "
+              f"(ARCHITECTURE.md) and scripts/lint-modules.py")
         return 1
-    print(f"lint: module rules of DESIGN §3 hold ({len(RULES)} modules)")
+    print(f"lint: module rules of ARCHITECTURE.md §3 hold ({len(RULES)} modules)")
     return 0
 
 

@@ -6,7 +6,7 @@
  * One decode at a time per arena: the arena belongs to one worker and is not locked. There is
  * no global state; every arena is its own.
  *
- * Blocks come from malloc, not mmap: DESIGN §3 allows ISO C headers only (no <sys/mman.h>), and
+ * Blocks come from malloc, not mmap: ARCHITECTURE.md §3 allows ISO C headers only (no <sys/mman.h>), and
  * with the process's 128 KiB mmap threshold glibc serves every block of 1 MiB or more with its
  * own mmap and munmaps it on free anyway, so cc_arena_release does give the pages back. malloc
  * also keeps the blocks visible to ASan (leaks, and the poisoning below).

@@ -27,7 +27,7 @@ public struct Coordinate: Sendable, Hashable {
         }
     }
 
-    /// Longitude in [-180, 180], latitude in [-90, 90], both finite (DESIGN.md §4).
+    /// Longitude in [-180, 180], latitude in [-90, 90], both finite (ARCHITECTURE.md §4).
     public static func validated(longitude: Double, latitude: Double) throws(Problem) -> Coordinate {
         guard longitude.isFinite else { throw .notFinite(field: .longitude, longitude) }
         guard (-180.0...180.0).contains(longitude) else { throw .outOfRange(field: .longitude, longitude) }

@@ -43,7 +43,7 @@ public enum ImportKey {
     }
 
     /// The hex writing below is the pinned recipe's own, not a second copy of PoiStore's
-    /// `ContentDigest.sha256Hex`: PoiModel cannot depend on PoiStore (DESIGN.md §3), and the key
+    /// `ContentDigest.sha256Hex`: PoiModel cannot depend on PoiStore (ARCHITECTURE.md §3), and the key
     /// must stay byte for byte what it is whatever the store does.
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 

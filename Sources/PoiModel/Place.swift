@@ -93,7 +93,7 @@ public struct PlaceSource: Sendable, Hashable {
     }
 }
 
-/// A validated point of interest, the shape PoiStore writes into `locations` (DESIGN.md §1).
+/// A validated point of interest, the shape PoiStore writes into `locations` (ARCHITECTURE.md §1).
 /// Optional strings are nil when absent or blank; all mapped strings are trimmed.
 public struct Place: Sendable, Hashable {
     public var name: String

@@ -54,7 +54,7 @@ public struct PlaceDraft: Sendable {
     }
 }
 
-/// The validation rules of DESIGN.md §4, shared by `poi check`, `poi convert` and `poi import`.
+/// The validation rules of ARCHITECTURE.md §4, shared by `poi check`, `poi convert` and `poi import`.
 public enum PlaceValidator {
     /// Validates a draft into a `Place`, or returns the first problem as a `Reject`.
     /// Strings are valid UTF-8 by construction: readers refuse invalid bytes before building them.

@@ -8,7 +8,7 @@ import Glibc
 
 /// Defects found by trying `poi serve` by hand as a new user and as a backend operator (issue 14),
 /// one test per finding. Each one fails on the code it was written against: it states what the
-/// issue, DESIGN §7, `poi serve --help` or the READMEs promise, and what the trial saw instead.
+/// issue, ARCHITECTURE.md §7, `poi serve --help` or the READMEs promise, and what the trial saw instead.
 @Suite("poi serve trial findings (issue 14)", .serialized, .liveServer)
 struct ServeTrialFindingsTests {
     // MARK: Security and data loss

@@ -218,7 +218,7 @@ public final class ImportJob {
         if let readFailure { throw .input(readFailure) }
     }
 
-    /// A key appears once per run (DESIGN.md §4; `KeyRule`, shared with check and convert).
+    /// A key appears once per run (ARCHITECTURE.md §4; `KeyRule`, shared with check and convert).
     /// Returns whether the record goes on to be written.
     private func admit(_ place: Place, raw: RawRecord?, fileIndex: Int, window: inout [Pending],
                        rejects: RejectsWriter) throws(JobError) -> Bool {
@@ -578,7 +578,7 @@ public final class ImportJob {
     }
 }
 
-/// Says once per file where the keys come from (DESIGN.md §4: a key appears once per run, so the
+/// Says once per file where the keys come from (ARCHITECTURE.md §4: a key appears once per run, so the
 /// user must know what the key is): the column found by its name when none was mapped
 /// explicitly, or, at the first place without any id, that keys come from name + coordinates,
 /// naming the columns that look like ids.

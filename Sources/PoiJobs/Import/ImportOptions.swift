@@ -1,7 +1,7 @@
 import PoiFormats
 import PoiImaging
 
-/// A second record with a key already seen in the run (DESIGN.md §4: never a silent merge).
+/// A second record with a key already seen in the run (ARCHITECTURE.md §4: never a silent merge).
 public enum DuplicatePolicy: String, Sendable, CaseIterable {
     /// Rejected, naming the first record's line or feature.
     case reject

@@ -4,7 +4,7 @@ import PoiFormats
 import PoiModel
 import PoiStore
 
-/// The mapping between a `Place` and the backend's `locations` document (DESIGN.md §1).
+/// The mapping between a `Place` and the backend's `locations` document (ARCHITECTURE.md §1).
 ///
 /// The backend reads `name`, `placename`, `location` (GeoJSON Point, `[lon, lat]`), `details`,
 /// `categories` and `imageId` (hex string); PoiKit adds `thumbnailId`, `importKey`, `extra`,
@@ -32,7 +32,7 @@ public enum PlaceDocument {
         /// Tracked removals (`imageId` when the input's image column is there but empty).
         public var unset: [String]
         /// Written with the place, never a change: `thumbnailId` (relinked in place by
-        /// `poi thumbnails`) and `source` (provenance, DESIGN.md §4).
+        /// `poi thumbnails`) and `source` (provenance, ARCHITECTURE.md §4).
         public var untracked: BSONDocument
         /// Removed with the place, never a change: `thumbnailId` when the place has no thumbnail.
         public var untrackedUnset: [String]
@@ -98,7 +98,7 @@ public enum PlaceDocument {
         ]))
         set.append("details", .string(place.details ?? ""))
         set.append("categories", .array(place.categories.map(BSONValue.string)))
-        // Every column the user gave is kept (DESIGN §4): a CSV column named like a field PoiKit
+        // Every column the user gave is kept (ARCHITECTURE.md §4): a CSV column named like a field PoiKit
         // writes (`created_at`, `_reason`…) stays under `extra` with its name. The ids, timestamps,
         // provenance and rejects annotations PoiKit's own GeoJSON exports and rejects files carry
         // describe the exporting database or run: the readers keep them apart

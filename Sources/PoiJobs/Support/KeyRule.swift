@@ -1,7 +1,7 @@
 import PoiFormats
 import PoiModel
 
-/// A key appears once per run (DESIGN.md §4): the one rule `poi import`, `poi check` and
+/// A key appears once per run (ARCHITECTURE.md §4): the one rule `poi import`, `poi check` and
 /// `poi convert` apply, so check says and convert writes what the import would.
 ///
 /// A record whose key was seen earlier in the run is an exact copy of the record kept (unchanged:

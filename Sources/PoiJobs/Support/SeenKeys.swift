@@ -1,6 +1,6 @@
 import PoiModel
 
-/// The keys an import run has seen, for duplicate detection (DESIGN.md §4: a key appears once
+/// The keys an import run has seen, for duplicate detection (ARCHITECTURE.md §4: a key appears once
 /// per run). Bounded and compact whatever the input size: an open-addressing table of 64-bit key
 /// fingerprints (SipHash of the key's UTF-8 bytes, seeded per process), each with a 32-bit
 /// fingerprint of the record's content (to tell an exact duplicate from a conflicting one) and

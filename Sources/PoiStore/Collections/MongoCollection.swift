@@ -14,9 +14,9 @@ public struct MongoDatabase: Sendable {
         MongoCollection(connection: connection, database: self.name, name: name)
     }
 
-    /// The backend's places collection (DESIGN.md §1).
+    /// The backend's places collection (ARCHITECTURE.md §1).
     public var locations: MongoCollection { collection(StoreLayout.locations) }
-    /// The backend's file metadata collection (DESIGN.md §1).
+    /// The backend's file metadata collection (ARCHITECTURE.md §1).
     public var files: MongoCollection { collection(StoreLayout.files) }
 
     public func runCommand(_ command: BSONDocument) throws(StoreError) -> BSONDocument {
@@ -143,7 +143,7 @@ public struct MongoCollection: Sendable {
     }
 }
 
-/// Collection names of the backend's layout (DESIGN.md §1).
+/// Collection names of the backend's layout (ARCHITECTURE.md §1).
 public enum StoreLayout {
     public static let locations = "locations"
     public static let files = "files"

@@ -1,4 +1,4 @@
-/// Bytes in a GridFS bucket, so every app server sees them (DESIGN.md §5). The GridFS file id is
+/// Bytes in a GridFS bucket, so every app server sees them (ARCHITECTURE.md §5). The GridFS file id is
 /// the `files` document's `_id`, so one `imageId` works for both stores; the backend's `files`
 /// document is written as well, after the upload completed.
 public struct GridFSStore: FileStore {
