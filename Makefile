@@ -122,6 +122,12 @@ fault-test: $(POI_BUILD)
 # api-fuzz: schemathesis against a live poi serve and its OpenAPI document (EXAMPLES= per operation).
 api-fuzz: $(POI_BUILD)
 	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with scripts/api-fuzz.sh
+# client-test: the Swift client swift-openapi-generator makes from a live poi serve's /openapi.json
+# (Examples/SwiftClient, the README's recipe) does what the TourMyTown app does, each step checked
+# in the database (scripts/client-test.sh, .py); ends with `client-test: N passed, M failed`.
+.PHONY: client-test
+client-test: $(POI_BUILD)
+	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with scripts/client-test.sh
 hostile-test: build-debug
 	@scripts/db.sh with $(SWIFT) test --skip-build --filter HostileInputTests
 
