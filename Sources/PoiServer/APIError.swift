@@ -111,23 +111,34 @@ enum APIError: Error, Sendable {
             switch error {
             case .refusedQuery(let reason): return reason
             case .server(let code, _, _, _) where code == 50: return "the query took longer than the server's time limit"
-            // The server's message names the database and collection: only the index is kept.
+            // The server's message names the database, the collection and the index: a client
+            // is told the field it sent twice, in its own terms, and nothing of the database's.
             case .server(let code, _, let message, _) where code == ServerErrorCode.duplicateKey:
-                let index = Self.duplicateKeyIndex(message)
-                if index == "_id_" { return "a document with this _id already exists" }
-                return "a document with the same \(index.map { "key (unique index \($0))" } ?? "unique key") already exists"
+                let field = Self.duplicateKeyField(message)
+                if field == "_id" { return "a document with this _id already exists" }
+                return "a document with the same \(field ?? "unique key") already exists"
             default: return error.description
             }
         case .internalError(let m): return m
         }
     }
 
-    /// `importKey_1` from "E11000 duplicate key error collection: db.locations index: importKey_1
-    /// dup key: { … }".
-    static func duplicateKeyIndex(_ message: String) -> String? {
+    /// `importKey` from "E11000 duplicate key error collection: db.locations index: importKey_1
+    /// dup key: { importKey: "x" }": the first field the server names in `dup key`, else the field
+    /// of a one-field index named the default way (`<field>_1`); nil when neither says.
+    static func duplicateKeyField(_ message: String) -> String? {
+        if let marker = message.range(of: "dup key: { ") {
+            let field = message[marker.upperBound...].prefix { $0 != ":" && $0 != " " && $0 != "\"" }
+            if !field.isEmpty { return String(field) }
+        }
         guard let marker = message.range(of: " index: ") else { return nil }
-        let name = message[marker.upperBound...].prefix { $0 != " " }
-        return name.isEmpty ? nil : String(name)
+        let index = message[marker.upperBound...].prefix { $0 != " " }
+        if index == "_id_" { return "_id" }
+        for suffix in ["_1", "_-1"] where index.hasSuffix(suffix) {
+            let field = index.dropLast(suffix.count)
+            if !field.isEmpty, !field.contains("_1"), !field.contains("_-1") { return String(field) }
+        }
+        return nil
     }
 
     private func json(_ pairs: [(String, String)]) -> (contentType: String, bytes: [UInt8]) {

@@ -143,7 +143,7 @@ struct FileRoutes: Sendable {
         var info = FileInfo(contentType: staged.type.contentType, role: .original,
                             width: thumbnail?.source.orientedWidth, height: thumbnail?.source.orientedHeight,
                             originalName: staged.originalName, sha256: staged.sha256,
-                            iccProfile: thumbnail?.source.iccProfile)
+                            iccProfile: thumbnail?.source.iccProfile, storedBy: .uploaded)
         if info.originalName?.isEmpty == true { info.originalName = nil }
         let put = try await store.putStaged(path: staged.path, length: staged.length, info: info)
         if let thumbnail {

@@ -91,6 +91,9 @@ public struct PoiServer: Sendable {
             AccessLog.writeToStandardError("poi serve: removed \(swept.removed) staged upload\(swept.removed == 1 ? "" : "s") "
                 + "left in \(swept.directory) by a server that was stopped mid-upload\n")
         }
+        if let retired = await gateway.retireIndexesThatRefuseUploads() {
+            AccessLog.writeToStandardError("poi serve: \(retired)\n")
+        }
         let router = buildRouter(gateway: gateway, imaging: imagingPool)
         var logger = Logger(label: "poi-serve")
         logger.logLevel = .warning

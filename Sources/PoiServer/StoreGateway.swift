@@ -253,6 +253,24 @@ final class StoreGateway: Sendable {
         return (directory, removed ?? 0)
     }
 
+    /// Drops the indexes earlier PoiKit versions made that would refuse an upload of a photo
+    /// already stored (`StoreLayout.retiredFileIndexes`): a database an older import set up has
+    /// one until its next import. Returns what to log: the indexes dropped, or why none could be
+    /// (a user without the right to drop indexes; uploads of stored photos then fail until an
+    /// import or an administrator drops it).
+    func retireIndexesThatRefuseUploads() async -> String? {
+        let files = database.files
+        do {
+            let dropped = try await run { () throws(StoreError) in try files.dropIndexes(named: StoreLayout.retiredFileIndexes) }
+            guard !dropped.isEmpty else { return nil }
+            return "dropped index \(dropped.joined(separator: ", ")) of \(database.name).files, which an earlier PoiKit made: "
+                + "it refused an upload of a photo already stored"
+        } catch {
+            return "cannot drop index \(StoreLayout.retiredFileIndexes.joined(separator: ", ")) of \(database.name).files "
+                + "(\(error.message)): uploads of photos already stored will be refused until it is dropped"
+        }
+    }
+
     func putStaged(path: String, length: Int, info: FileInfo) async throws(APIError) -> PutResult {
         let store = files
         let result = try await runLong { () throws(StoreError) in

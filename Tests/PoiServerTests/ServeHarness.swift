@@ -65,10 +65,12 @@ final class ServeHarness: @unchecked Sendable {
 
     /// `serveURI`: the URI `poi serve` is given (a proxy in front of the live server); the
     /// harness's own checks and clean-up use the live server directly.
-    init(_ label: String, extraArguments: [String] = [], environment: [String: String] = [:], serveURI: String? = nil) throws {
+    /// `databaseName`: a database the test prepared (default: a new one for this harness).
+    init(_ label: String, extraArguments: [String] = [], environment: [String: String] = [:], serveURI: String? = nil,
+         databaseName: String? = nil) throws {
         guard let uri = Live.uri else { throw HarnessError("MONGODB_URI is not set, and the test lacks .liveServer") }
-        databaseName = "poikit_test_serve_\(label)_\(ObjectId().hex.suffix(8))"
-        let scratch = NSTemporaryDirectory() + "poi-serve-\(databaseName)"
+        self.databaseName = databaseName ?? "poikit_test_serve_\(label)_\(ObjectId().hex.suffix(8))"
+        let scratch = NSTemporaryDirectory() + "poi-serve-\(self.databaseName)"
         self.scratch = scratch
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         // deinit removes it once the server has started; an init that throws (a server that
@@ -79,10 +81,10 @@ final class ServeHarness: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
         logPath = scratch + "/serve.log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        database = MongoDatabase(connection: try MongoConnection(uri: uri), name: databaseName)
+        database = MongoDatabase(connection: try MongoConnection(uri: uri), name: self.databaseName)
 
         process.executableURL = Self.binary
-        process.arguments = ["serve", "--uri", serveURI ?? uri, "--db", databaseName, "--uploads", uploads, "--port", "0"] + extraArguments
+        process.arguments = ["serve", "--uri", serveURI ?? uri, "--db", self.databaseName, "--uploads", uploads, "--port", "0"] + extraArguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "POI_WRITE_TOKEN")
         env.merge(environment) { _, new in new }

@@ -282,23 +282,42 @@ import Testing
         #expect(try db.locations.count() == 50)
     }
 
+    /// An earlier PoiKit made every original unique by content, uploads included (a second
+    /// upload of a stored photo was refused): `ensureIndexes` drops that index and makes the one
+    /// over imported originals.
+    @Test func ensureIndexesDropsTheRetiredUniqueIndexOverEveryOriginal() throws {
+        let db = try LiveServer.database("indexes-retired")
+        defer { LiveServer.drop(db) }
+        try db.files.createIndexes([IndexModel(name: "sha256_1_original_unique", keys: ["sha256": 1], unique: true,
+                                               partialFilter: ["role": "original"])])
+        try db.ensureIndexes()
+        #expect(try db.files.indexNames().sorted() == ["_id_", "sha256_1", "sha256_1_imported_original_unique", "thumbnailOf_1"])
+        try db.files.insertOne(["sha256": "cc", "role": "original", "storedBy": "import"])
+        try db.files.insertOne(["sha256": "cc", "role": "original", "storedBy": "upload"])
+        #expect(try db.files.count(["sha256": "cc"]) == 2)
+        #expect(try db.files.dropIndexes(named: StoreLayout.retiredFileIndexes) == [])
+    }
+
     @Test func ensureIndexesIsIdempotent() throws {
         let db = try LiveServer.database("indexes")
         defer { LiveServer.drop(db) }
         try db.ensureIndexes()
         try db.ensureIndexes()
         #expect(try db.locations.indexNames().sorted() == ["_id_", "categories_1", "imageId_1", "importKey_1", "location_2dsphere", "updated_at_1"])
-        #expect(try db.files.indexNames().sorted() == ["_id_", "sha256_1", "sha256_1_original_unique", "thumbnailOf_1"])
-        // One original per content (issue 29: two imports storing the same new photo at once);
-        // thumbnails, and the backend's own uploads without a sha256, may repeat.
-        try db.files.insertOne(["sha256": "aa", "role": "original"])
+        #expect(try db.files.indexNames().sorted() == ["_id_", "sha256_1", "sha256_1_imported_original_unique", "thumbnailOf_1"])
+        // One imported original per content (two imports storing the same new photo at once);
+        // thumbnails, uploads through `poi serve` (each a file of its own) and the backend's own
+        // uploads without a sha256 may repeat.
+        try db.files.insertOne(["sha256": "aa", "role": "original", "storedBy": "import"])
         try db.files.insertOne(["sha256": "aa", "role": "thumbnail"])
         try db.files.insertOne(["sha256": "aa", "role": "thumbnail"])
+        try db.files.insertOne(["sha256": "aa", "role": "original", "storedBy": "upload"])
+        try db.files.insertOne(["sha256": "aa", "role": "original", "storedBy": "upload"])
         try db.files.insertOne(["content-type": "image/png"])
         try db.files.insertOne(["content-type": "image/png"])
         do {
-            try db.files.insertOne(["sha256": "aa", "role": "original"])
-            Issue.record("a second original with the same content was stored")
+            try db.files.insertOne(["sha256": "aa", "role": "original", "storedBy": "import"])
+            Issue.record("a second imported original with the same content was stored")
         } catch {
             guard case .server(let code, _, _, _) = error else { Issue.record("\(error)"); return }
             #expect(code == ServerErrorCode.duplicateKey)
@@ -307,8 +326,8 @@ import Testing
         // the optional index is left out, the others are there.
         let old = try LiveServer.database("indexes-old")
         defer { LiveServer.drop(old) }
-        try old.files.insertOne(["sha256": "bb", "role": "original"])
-        try old.files.insertOne(["sha256": "bb", "role": "original"])
+        try old.files.insertOne(["sha256": "bb", "role": "original", "storedBy": "import"])
+        try old.files.insertOne(["sha256": "bb", "role": "original", "storedBy": "import"])
         try old.ensureIndexes()
         #expect(try old.files.indexNames().sorted() == ["_id_", "sha256_1", "thumbnailOf_1"])
         // The app's own places have no importKey: the sparse unique index lets many coexist.

@@ -80,7 +80,9 @@ public struct FilesRepository: ImageRepository {
     }
 
     private func lookUpOriginal(sha256: String) throws(StoreError) -> StoredImage? {
-        guard let original = try store.file(sha256: sha256, role: .original) else { return nil }
+        // The import's own original only: an upload of the same photo belongs to the app, which
+        // may delete it; `storeOriginal` then shares its bytes under a file of the import's own.
+        guard let original = try store.importedOriginal(sha256: sha256) else { return nil }
         // Marked before anything links to it, so a `poi gc --delete` running beside this import
         // counts its age from now and keeps it; gone already (that gc was faster): stored anew.
         guard try store.markReused(original.id) else { return nil }
@@ -95,7 +97,7 @@ public struct FilesRepository: ImageRepository {
     public func storeOriginal(bytes: [UInt8], info: ImageInfo, sha256: String, originalName: String) throws(StoreError) -> StoredOriginal {
         let fileInfo = FileInfo(contentType: info.format.contentType, role: .original, width: info.orientedWidth,
                                 height: info.orientedHeight, originalName: originalName, sha256: sha256,
-                                iccProfile: info.iccProfile)
+                                iccProfile: info.iccProfile, storedBy: .imported)
         // `add`, not `put`: `findOriginal` has just looked this content up and found nothing.
         // A retry looks again first: an attempt the server applied before its reply was lost
         // is found by its content, not stored twice.
@@ -103,15 +105,20 @@ public struct FilesRepository: ImageRepository {
         return try retrying { () throws(StoreError) -> StoredOriginal in
             // A retry's find is this run's own lost insert (new), or another run's (then the
             // unique index would have refused ours): either way the content is stored once.
-            if !first, let stored = try store.file(sha256: sha256, role: .original) { return StoredOriginal(id: stored.id) }
+            if !first, let stored = try store.importedOriginal(sha256: sha256) { return StoredOriginal(id: stored.id) }
             first = false
             do throws(StoreError) {
+                // A photo the app uploaded before: the same bytes, under a file of the import's.
+                if let upload = try store.uploadedOriginal(sha256: sha256) {
+                    return StoredOriginal(id: try store.add(bytes, sharingBytesOf: upload, info: fileInfo).id)
+                }
                 return StoredOriginal(id: try store.add(bytes, info: fileInfo).id)
             } catch {
                 // Another import stored the same content since the lookup (the unique index on
-                // an original's sha256 refused this one, and `add` removed its bytes): link that.
+                // an imported original's sha256 refused this one, and `add` removed its bytes):
+                // link that.
                 guard case .server(let code, _, _, _) = error, code == ServerErrorCode.duplicateKey,
-                      let stored = try store.file(sha256: sha256, role: .original) else { throw error }
+                      let stored = try store.importedOriginal(sha256: sha256) else { throw error }
                 return StoredOriginal(id: stored.id, isNew: false)
             }
         }

@@ -47,16 +47,23 @@ extension StoreLayout {
     ]
 
     /// `files`: same-content lookup, an original's thumbnails (looked up once per image by
-    /// import and thumbnail regeneration), and one original per content: two imports that store
-    /// the same new photo at once both look it up, find nothing and add it; the second insert is
-    /// refused and that import links the first one's (`FilesRepository.storeOriginal`). Partial:
-    /// thumbnails may share content with each other, and the backend's uploads have no `sha256`.
+    /// import and thumbnail regeneration), and one imported original per content: two imports
+    /// that store the same new photo at once both look it up, find nothing and add it; the
+    /// second insert is refused and that import links the first one's
+    /// (`FilesRepository.storeOriginal`). Partial, over the import's originals only: thumbnails
+    /// may share content with each other, and every upload is a file of its own whatever is
+    /// stored already (`FileOrigin`).
     public static let fileIndexes: [IndexModel] = [
         IndexModel(name: "sha256_1", keys: ["sha256": 1]),
         IndexModel(name: "thumbnailOf_1", keys: ["thumbnailOf": 1]),
-        IndexModel(name: "sha256_1_original_unique", keys: ["sha256": 1], unique: true,
-                   partialFilter: ["role": "original"], optional: true),
+        IndexModel(name: "sha256_1_imported_original_unique", keys: ["sha256": 1], unique: true,
+                   partialFilter: ["role": "original", "storedBy": "import"], optional: true),
     ]
+
+    /// Indexes earlier PoiKit versions made that are now wrong, dropped where found:
+    /// `sha256_1_original_unique` made every original unique by content, uploads included, so a
+    /// second upload of a stored photo was refused (409) instead of getting its own id.
+    public static let retiredFileIndexes = ["sha256_1_original_unique"]
 }
 
 extension MongoCollection {
@@ -143,6 +150,25 @@ extension MongoCollection {
         }
     }
 
+    /// Drops those of `names` that exist; returns the ones dropped. Only for PoiKit's own
+    /// retired indexes (`StoreLayout.retiredFileIndexes`): an index someone else made is never
+    /// PoiKit's to drop.
+    @discardableResult
+    public func dropIndexes(named names: [String]) throws(StoreError) -> [String] {
+        let present = Set(try indexNames())
+        var dropped: [String] = []
+        for name in names where present.contains(name) {
+            do {
+                _ = try runCommand(["dropIndexes": .string(self.name), "index": .string(name)])
+                dropped.append(name)
+            } catch {
+                // Dropped meanwhile by another run: what was asked for holds.
+                guard case .server(let code, _, _, _) = error, code == ServerErrorCode.indexNotFound else { throw error }
+            }
+        }
+        return dropped
+    }
+
     /// Names of the collection's indexes (empty when the collection does not exist).
     public func indexNames() throws(StoreError) -> [String] {
         try indexSpecs().compactMap { $0["name"]?.stringValue }
@@ -153,6 +179,7 @@ extension MongoDatabase {
     /// Creates every index PoiKit relies on in `locations` and `files`; safe to run every time.
     public func ensureIndexes() throws(StoreError) {
         try locations.createIndexes(StoreLayout.locationIndexes)
+        try files.dropIndexes(named: StoreLayout.retiredFileIndexes)
         try files.createIndexes(StoreLayout.fileIndexes)
     }
 }

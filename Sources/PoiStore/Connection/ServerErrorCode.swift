@@ -18,6 +18,8 @@ public enum ServerErrorCode {
     public static let unauthorized = 13
     /// The collection (or database) does not exist: dropping or listing the indexes of nothing.
     public static let namespaceNotFound = 26
+    /// Dropping an index that is not there (another run dropped it first).
+    public static let indexNotFound = 27
     /// An index with the same name but other keys or options already exists.
     public static let indexOptionsConflict = 85
     /// The same, as some servers say it (SecantusDB for a 2dsphere index made by another run).

@@ -86,6 +86,31 @@ public struct DiskUploads: FileStore {
         }
     }
 
+    /// A hard link: one inode under a second name, so each `files` document keeps a name of its
+    /// own (what the backend serves and what `DELETE` removes) while identical photos take their
+    /// bytes once. Every writer here replaces a file by renaming a new one over it and never
+    /// writes into a stored file, so a change to one name can never show under the other.
+    /// False when the existing file is gone (deleted meanwhile), the folder's file system has no
+    /// hard links, or its bytes are not `expected` (damaged or replaced by hand since).
+    public func shareBytes(of existing: StoredFile, id: ObjectId, ext: String, expected: [UInt8]) throws(StoreError) -> Bool {
+        let target = path(id.hex + ext)
+        guard link(path(existing.fileName), target) == 0 else { return false }
+        guard (try? WholeFile.read(target)) == expected else {
+            unlink(target)
+            return false
+        }
+        try syncDirectory()
+        return true
+    }
+
+    /// fsync of the folder, so a name just made survives a power cut.
+    func syncDirectory() throws(StoreError) {
+        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dfd >= 0 else { throw Self.ioError(directory, "cannot open the folder to fsync it") }
+        defer { close(dfd) }
+        guard fsync(dfd) == 0 else { throw Self.ioError(directory, "cannot fsync the folder") }
+    }
+
     public func loadBytes(id: ObjectId, ext: String) throws(StoreError) -> [UInt8]? {
         do {
             return try WholeFile.read(path(id.hex + ext))

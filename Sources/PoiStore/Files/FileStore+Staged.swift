@@ -39,8 +39,9 @@ extension FileStore {
     /// unless the same content with the same role is stored, in which case that file is returned
     /// (`reused`). The staged file is consumed either way (renamed into place or removed).
     /// `reusingIdentical: false` always stores a new file: `poi serve` gives every upload its own
-    /// document, as the reference server does, because clients may `DELETE /files/:id` what
-    /// they uploaded and must never delete another client's (or the import's) image that way.
+    /// document and bytes, as the reference server does, because clients may `DELETE /files/:id`
+    /// what they uploaded and must never delete another client's (or the import's) image that
+    /// way (`FileOrigin`).
     public func putStaged(path: String, length: Int, info: FileInfo, createdAt: BSONDate = .now(),
                           reusingIdentical: Bool = true) throws(StoreError) -> PutResult {
         var consumed = false
@@ -78,10 +79,7 @@ extension DiskUploads {
         guard synced else { throw Self.ioError(staged, "cannot fsync") }
         let final = path(name)
         guard rename(staged, final) == 0 else { throw Self.ioError(final, "cannot rename the staged upload into place") }
-        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dfd >= 0 else { throw Self.ioError(directory, "cannot open the folder to fsync it") }
-        defer { close(dfd) }
-        guard fsync(dfd) == 0 else { throw Self.ioError(directory, "cannot fsync the folder") }
+        try syncDirectory()
     }
 }
 

@@ -2,6 +2,16 @@ public enum FileRole: String, Sendable {
     case original, thumbnail
 }
 
+/// Who stored an original: an import, or an upload through `poi serve`. An import stores each
+/// content once and links every place that shows it to that one file; an upload is always a
+/// file of its own (as the reference server stores every upload), because the app may delete
+/// what it uploaded and must never take an imported place's photo, or another upload's, with it.
+/// Originals stored before this field existed have none and count as the import's.
+public enum FileOrigin: String, Sendable {
+    case imported = "import"
+    case uploaded = "upload"
+}
+
 /// What the caller knows about bytes it stores (the rest — id, ext, length, sha256, date — the
 /// store fills in).
 public struct FileInfo: Sendable, Equatable {
@@ -19,10 +29,12 @@ public struct FileInfo: Sendable, Equatable {
     /// For originals: the description of the embedded ICC profile ("Display P3"), so tagged
     /// photos can be found; thumbnails are sRGB without a profile.
     public var iccProfile: String?
+    /// For originals: who stored it (`storedBy`).
+    public var storedBy: FileOrigin?
 
     public init(contentType: String, role: FileRole, width: Int? = nil, height: Int? = nil,
                 thumbnailOf: ObjectId? = nil, spec: String? = nil, originalName: String? = nil, sha256: String? = nil,
-                iccProfile: String? = nil) {
+                iccProfile: String? = nil, storedBy: FileOrigin? = nil) {
         self.contentType = contentType
         self.role = role
         self.width = width
@@ -32,6 +44,7 @@ public struct FileInfo: Sendable, Equatable {
         self.originalName = originalName
         self.sha256 = sha256
         self.iccProfile = iccProfile
+        self.storedBy = storedBy
     }
 }
 
@@ -50,6 +63,7 @@ public struct StoredFile: Sendable, Equatable {
     public var spec: String?
     public var originalName: String?
     public var iccProfile: String?
+    public var storedBy: FileOrigin?
     /// When an import last found this original by its content and linked places to it: `poi
     /// gc` counts a file's age from then, so it never deletes one an import is linking.
     public var reusedAt: BSONDate?
@@ -72,6 +86,7 @@ public struct StoredFile: Sendable, Equatable {
         if let spec { b.append("spec", string: spec) }
         if let originalName { b.append("originalName", string: originalName) }
         if let iccProfile { b.append("iccProfile", string: iccProfile) }
+        if let storedBy { b.append("storedBy", string: storedBy.rawValue) }
         return b.finish()
     }
 
@@ -95,6 +110,7 @@ public struct StoredFile: Sendable, Equatable {
         self.spec = d["spec"]?.stringValue
         self.originalName = d["originalName"]?.stringValue
         self.iccProfile = d["iccProfile"]?.stringValue
+        self.storedBy = d["storedBy"]?.stringValue.flatMap(FileOrigin.init(rawValue:))
         self.reusedAt = d["reusedAt"]?.dateValue
     }
 
@@ -112,6 +128,7 @@ public struct StoredFile: Sendable, Equatable {
         self.spec = info.spec
         self.originalName = info.originalName
         self.iccProfile = info.iccProfile
+        self.storedBy = info.storedBy
     }
 }
 
@@ -204,18 +221,28 @@ public protocol FileStore: Sendable {
     /// created here: see `DiskUploads`). Separate from opening it, so a job checks its inputs
     /// before it touches the database.
     func prepare() throws(StoreError)
+    /// Makes the bytes already stored for `existing` also the bytes of `id` and `ext` without
+    /// copying them (a hard link in the uploads folder), when the store can and they are
+    /// exactly `expected`; false when it cannot (the caller stores the bytes itself).
+    func shareBytes(of existing: StoredFile, id: ObjectId, ext: String, expected: [UInt8]) throws(StoreError) -> Bool
 }
 
 extension FileStore {
     public func prepare() throws(StoreError) {}
+
+    /// GridFS files cannot share chunks under two ids: the caller stores a copy.
+    public func shareBytes(of existing: StoredFile, id: ObjectId, ext: String, expected: [UInt8]) throws(StoreError) -> Bool {
+        false
+    }
 
     var filesCollection: MongoCollection { database.files }
 
     /// Stores `bytes` unless the same content with the same role is already stored, in which
     /// case that file is returned (`reused`): how an original photo is stored once.
     ///
-    /// Two concurrent puts of the same new original: the unique index on an original's `sha256`
-    /// refuses the second insert (a duplicate-key error; see `StoreLayout.fileIndexes`).
+    /// Two concurrent puts of the same new imported original: the unique index on an imported
+    /// original's `sha256` refuses the second insert (a duplicate-key error; see
+    /// `StoreLayout.fileIndexes`).
     public func put(_ bytes: [UInt8], info: FileInfo, createdAt: BSONDate = .now()) throws(StoreError) -> PutResult {
         var info = info
         let sha = info.sha256 ?? ContentDigest.sha256Hex(bytes)
@@ -238,6 +265,18 @@ extension FileStore {
     public func add(_ bytes: [UInt8], info: FileInfo, createdAt: BSONDate = .now(), id: ObjectId? = nil) throws(StoreError) -> StoredFile {
         let sha = info.sha256 ?? ContentDigest.sha256Hex(bytes)
         return try add(info: info, length: bytes.count, sha256: sha, createdAt: createdAt, id: id) { (file) throws(StoreError) in
+            try storeBytes(bytes, id: file.id, ext: file.ext)
+        }
+    }
+
+    /// Adds `bytes` as a new file whose stored bytes are those of `existing` (same content,
+    /// stored by an upload) where the store can share them, a copy otherwise: how an import links
+    /// a photo the app uploaded without taking the upload's own file, which the app may delete.
+    public func add(_ bytes: [UInt8], sharingBytesOf existing: StoredFile, info: FileInfo,
+                    createdAt: BSONDate = .now()) throws(StoreError) -> StoredFile {
+        let sha = info.sha256 ?? ContentDigest.sha256Hex(bytes)
+        return try add(info: info, length: bytes.count, sha256: sha, createdAt: createdAt) { (file) throws(StoreError) in
+            guard try !shareBytes(of: existing, id: file.id, ext: file.ext, expected: bytes) else { return }
             try storeBytes(bytes, id: file.id, ext: file.ext)
         }
     }
@@ -289,6 +328,21 @@ extension FileStore {
         var filter: BSONDocument = ["sha256": .string(sha256)]
         if let role { filter.append("role", .string(role.rawValue)) }
         return try filesCollection.findOne(filter).flatMap(StoredFile.init(document:))
+    }
+
+    /// The original an import stored with this content, the one every importing place links
+    /// to; never an upload's (`FileOrigin`). Originals from before `storedBy` count as the import's.
+    public func importedOriginal(sha256: String) throws(StoreError) -> StoredFile? {
+        let filter: BSONDocument = ["sha256": .string(sha256), "role": .string(FileRole.original.rawValue),
+                                    "storedBy": .document(["$ne": .string(FileOrigin.uploaded.rawValue)])]
+        return try filesCollection.findOne(filter).flatMap(StoredFile.init(document:))
+    }
+
+    /// An original the app uploaded with this content, if any (the oldest).
+    public func uploadedOriginal(sha256: String) throws(StoreError) -> StoredFile? {
+        let filter: BSONDocument = ["sha256": .string(sha256), "role": .string(FileRole.original.rawValue),
+                                    "storedBy": .string(FileOrigin.uploaded.rawValue)]
+        return try filesCollection.find(filter, sort: ["_id": 1], limit: 1).collect().first.flatMap(StoredFile.init(document:))
     }
 
     /// The bytes of file `id`; nil when there is no such document, `.bytesMissing` when the
