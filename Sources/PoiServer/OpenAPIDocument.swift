@@ -582,10 +582,10 @@ enum OpenAPIDocument {
    },
    "NewDocument": {
     "type": "object",
-    "description": "Any JSON object (MongoDB Extended JSON: `{\"$oid\": …}`, `{\"$date\": …}` become an ObjectId and a date); no field name may be empty, at any depth, and no top-level one may start with '$'.",
+    "description": "Any JSON object (MongoDB Extended JSON: `{\"$oid\": …}`, `{\"$date\": …}` become an ObjectId and a date); no field name may be empty or hold NUL, at any depth, and no top-level one may start with '$'.",
     "propertyNames": {
      "minLength": 1,
-     "pattern": "^[^$]"
+     "pattern": "^[^$\\u0000][^\\u0000]*$"
     },
     "additionalProperties": {
      "$ref": "#/components/schemas/JSONValue"
@@ -716,12 +716,13 @@ enum OpenAPIDocument {
     }
    },
    "JSONValue": {
-    "description": "Any JSON value whose objects have no empty field name, at any depth (the database refuses one). Strings may hold lone surrogate escapes (`\\ud800`): stored as U+FFFD, as the reference server's JSON.parse and BSON serializer store them.",
+    "description": "Any JSON value whose objects have no empty field name and none holding NUL, at any depth (the database refuses them). Stored as the reference server stores it: a lone surrogate escape (`\\ud800`) as U+FFFD, an integer beyond 64 bits as a double.",
     "anyOf": [
      {
       "type": "object",
       "propertyNames": {
-       "minLength": 1
+       "minLength": 1,
+       "pattern": "^[^\\u0000]*$"
       },
       "additionalProperties": {
        "$ref": "#/components/schemas/JSONValue"

@@ -147,17 +147,26 @@ struct ContractTests {
     }
 
     /// Node's JSON.parse takes a lone surrogate escape and the BSON serializer stores U+FFFD for
-    /// it; so does `poi serve` (it used to answer 400). An escaped backslash before `u` is text.
-    @Test func loneSurrogateEscapesAreStoredAsReplacementCharacters() throws {
-        let s = try ServeHarness("surrogates")
-        let r = try s.postJSON("/things", #"{"a":"x\ud800y","b":["\udfff"],"c":"\ud83d\ude00","d":"\\ud800"}"#)
-        #expect(r.status == 201)
+    /// it, and an integer beyond 64 bits is a double to it; so it is to `poi serve` (both were a
+    /// 400). An escaped backslash before `u` is text, and so are digits inside a string.
+    @Test func bodiesAreStoredAsTheReferenceStoresThem() throws {
+        let s = try ServeHarness("nodejson")
+        let body = #"{"a":"x\ud800y","b":["\udfff"],"c":"\ud83d\ude00","d":"\\ud800","#
+            + #""big":123456789012345678901234567890,"neg":-99999999999999999999,"max":9223372036854775807,"#
+            + #""text":"123456789012345678901234567890","f":1.5e3}"#
+        let r = try s.postJSON("/things", body)
+        #expect(r.status == 201, "\(r.text)")
         let id = try #require((r.json as? [String: Any])?["_id"] as? String)
         let doc = try #require(try s.database.collection("things").findOne(["_id": .objectId(ObjectId(hex: id)!)]))
         #expect(doc["a"] == .string("x\u{FFFD}y"))
         #expect(doc["b"] == .array([.string("\u{FFFD}")]))
         #expect(doc["c"] == .string("\u{1F600}"))
         #expect(doc["d"] == .string("\\ud800"))
+        #expect(doc["big"] == .double(123456789012345678901234567890))
+        #expect(doc["neg"] == .double(-99999999999999999999))
+        #expect(doc["max"] == .int64(9223372036854775807))
+        #expect(doc["text"] == .string("123456789012345678901234567890"))
+        #expect(doc["f"] == .double(1500))
     }
 
     /// A missing document is still the reference's empty 200, typed `text/plain` so that a typed
