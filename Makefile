@@ -15,6 +15,7 @@ help:
 	@echo "make bench   every benchmark beside its peers, one table (out/bench.json)"
 	@echo "make crash-test | fault-test | hostile-test | arena-test | fuzz SECONDS=N   reliability suites and fuzzers"
 	@echo "make lint    the module rules of DESIGN §3 (self-test first, then this tree)"
+	@echo "make api-fuzz | client-test   schemathesis with every check; the generated Swift client doing what the app does"
 
 setup:
 	@scripts/setup.sh
