@@ -16,6 +16,7 @@ help:
 	@echo "make crash-test | fault-test | hostile-test | arena-test | fuzz SECONDS=N   reliability suites and fuzzers"
 	@echo "make lint    the module rules of DESIGN §3 (self-test first, then this tree)"
 	@echo "make api-fuzz | client-test   schemathesis with every check; the generated Swift client doing what the app does"
+	@echo "make browser-test   GET /map in a real browser (chromium + Selenium); make bench-map   the map over 100,000 places"
 
 setup:
 	@scripts/setup.sh
@@ -129,6 +130,23 @@ api-fuzz: $(POI_BUILD)
 .PHONY: client-test
 client-test: $(POI_BUILD)
 	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with scripts/client-test.sh
+# browser-test: GET /map in Debian's chromium driven by Selenium against a live poi serve over
+# the samples (scripts/browser-test.py); installs chromium and chromium-driver when run as root,
+# and says SKIPPED with the reason where no browser can be installed.
+.PHONY: browser-test browser-test-deps
+browser-test: $(POI_BUILD) browser-test-deps
+	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with .venv/bin/python scripts/browser-test.py
+browser-test-deps:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+	  if [ "$$(id -u)" -eq 0 ]; then echo "browser-test: installing chromium chromium-driver"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null \
+	      || echo "browser-test: could not install chromium (the test will say SKIPPED)"; \
+	  else echo "browser-test: needs chromium and chromium-driver (apt-get install chromium chromium-driver)"; fi; fi
+# bench-map: GET /map over N places (default 100000; kept between runs) panned and zoomed in
+# chromium, timing the page's own requests (scripts/bench-map.py; out/bench-map.json).
+.PHONY: bench-map
+bench-map: $(POI_BUILD) browser-test-deps
+	@POI=$(CURDIR)/$(POI_BIN) $(if $(N),N=$(N)) scripts/db.sh with .venv/bin/python scripts/bench-map.py
 hostile-test: build-debug
 	@scripts/db.sh with $(SWIFT) test --skip-build --filter HostileInputTests
 

@@ -17,8 +17,12 @@ cd "$(dirname "$0")/.."
 # make bench-images' floor (libjpeg-turbo alone at 1/8).
 # libwebp-dev: WebP thumbnails (--format webp, CCodecs/webp_codec.c; issue 27).
 # libdeflate-dev: a PNG's image data inflated in one call (CCodecs/png_codec.c; issue 26).
+# libjs-leaflet libjs-leaflet.markercluster: the map of `poi serve` (GET /map) serves these from
+# /usr/share/javascript/leaflet itself, so the page needs no CDN. Chromium for the browser test is
+# installed by `make browser-test` only (it is large).
 DEBS=(libpng-dev libjpeg-dev liblcms2-dev libwebp-dev libdeflate-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin
-      imagemagick-6.q16 nodejs node-express node-mongodb icc-profiles-free libgs-common libjpeg-turbo-progs)
+      imagemagick-6.q16 nodejs node-express node-mongodb icc-profiles-free libgs-common libjpeg-turbo-progs
+      libjs-leaflet libjs-leaflet.markercluster)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -150,7 +150,10 @@ enum ExpressJSON {
         var seen = Set<String>()
         for doc in documents { for key in doc.keys where seen.insert(key).inserted { columns.append(key) } }
         var html = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>\(escape(collection))</title></head><body>"
-        html += "<h1>\(escape(collection))</h1><table border=\"1\"><tr>"
+        html += "<h1>\(escape(collection))</h1>"
+        // The same places drawn where they are (MapRoutes).
+        if collection == StoreLayout.locations { html += "<p><a href=\"/map\">The places on a map</a></p>" }
+        html += "<table border=\"1\"><tr>"
         for c in columns { html += "<th>\(escape(c))</th>" }
         html += "</tr>"
         for doc in documents {

@@ -754,7 +754,7 @@ enum OpenAPIDocument {
   "/": {
    "get": {
     "operationId": "hello",
-    "summary": "The hello page.",
+    "summary": "The hello page (a browser, asking for text/html, also gets links to the map and the table).",
     "responses": {
      "200": {
       "description": "HTML.",
@@ -963,6 +963,425 @@ enum OpenAPIDocument {
       "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
      }
     ]
+   }
+  },
+  "/map": {
+   "get": {
+    "operationId": "map",
+    "summary": "The places of `locations` on a map, for a browser (HTML; its script reads GET /locations).",
+    "responses": {
+     "200": {
+      "description": "The map page: HTML whose script and styles are the /assets files.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Content-Security-Policy": {
+        "description": "Scripts and styles from this server only; images from here and the tile host.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
+   },
+   "head": {
+    "operationId": "headMap",
+    "summary": "The headers map would send, without the body.",
+    "responses": {
+     "200": {
+      "description": "The map page: HTML whose script and styles are the /assets files.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Content-Security-Policy": {
+        "description": "Scripts and styles from this server only; images from here and the tile host.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
+   }
+  },
+  "/assets/map/{file}": {
+   "get": {
+    "operationId": "mapAsset",
+    "summary": "The map page's own script (map.js) and style (map.css).",
+    "parameters": [
+     {
+      "name": "file",
+      "in": "path",
+      "required": true,
+      "description": "The file's name: only these are served (any other is 404).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "map.js",
+        "map.css"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "text/javascript": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "text/css": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
+     "404": {
+      "description": "No such file, or Leaflet is not installed (the error says how to install it).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   },
+   "head": {
+    "operationId": "headMapAsset",
+    "summary": "The headers mapAsset would send, without the body.",
+    "parameters": [
+     {
+      "name": "file",
+      "in": "path",
+      "required": true,
+      "description": "The file's name: only these are served (any other is 404).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "map.js",
+        "map.css"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such file, or Leaflet is not installed (the error says how to install it)."
+     }
+    }
+   }
+  },
+  "/assets/leaflet/{file}": {
+   "get": {
+    "operationId": "leafletAsset",
+    "summary": "Leaflet and Leaflet.markercluster, as installed on the server.",
+    "parameters": [
+     {
+      "name": "file",
+      "in": "path",
+      "required": true,
+      "description": "The file's name: only these are served (any other is 404).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "leaflet.min.js",
+        "leaflet.css",
+        "leaflet.markercluster.min.js",
+        "MarkerCluster.css",
+        "MarkerCluster.Default.css"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "text/javascript": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "text/css": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
+     "404": {
+      "description": "No such file, or Leaflet is not installed (the error says how to install it).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   },
+   "head": {
+    "operationId": "headLeafletAsset",
+    "summary": "The headers leafletAsset would send, without the body.",
+    "parameters": [
+     {
+      "name": "file",
+      "in": "path",
+      "required": true,
+      "description": "The file's name: only these are served (any other is 404).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "leaflet.min.js",
+        "leaflet.css",
+        "leaflet.markercluster.min.js",
+        "MarkerCluster.css",
+        "MarkerCluster.Default.css"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such file, or Leaflet is not installed (the error says how to install it)."
+     }
+    }
+   }
+  },
+  "/assets/leaflet/images/{file}": {
+   "get": {
+    "operationId": "leafletImage",
+    "summary": "Leaflet's marker and control images.",
+    "parameters": [
+     {
+      "name": "file",
+      "in": "path",
+      "required": true,
+      "description": "The file's name: only these are served (any other is 404).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "marker-icon.png",
+        "marker-icon-2x.png",
+        "marker-shadow.png",
+        "layers.png",
+        "layers-2x.png"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "image/png": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
+     "404": {
+      "description": "No such file, or Leaflet is not installed (the error says how to install it).",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   },
+   "head": {
+    "operationId": "headLeafletImage",
+    "summary": "The headers leafletImage would send, without the body.",
+    "parameters": [
+     {
+      "name": "file",
+      "in": "path",
+      "required": true,
+      "description": "The file's name: only these are served (any other is 404).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "marker-icon.png",
+        "marker-icon-2x.png",
+        "marker-shadow.png",
+        "layers.png",
+        "layers-2x.png"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such file, or Leaflet is not installed (the error says how to install it)."
+     }
+    }
    }
   },
   "/files": {

@@ -94,7 +94,13 @@ public struct PoiServer: Sendable {
         if let retired = await gateway.retireIndexesThatRefuseUploads() {
             AccessLog.writeToStandardError("poi serve: \(retired)\n")
         }
-        let router = buildRouter(gateway: gateway, imaging: imagingPool)
+        // Read once: the map's files never change while the server runs, and a missing package
+        // is said here, at start, as well as on the page.
+        let mapAssets = MapAssets.load(from: configuration.leafletDirectory)
+        if let problem = mapAssets.leafletProblem {
+            AccessLog.writeToStandardError("poi serve: GET /map cannot show a map: \(problem)\n")
+        }
+        let router = buildRouter(gateway: gateway, imaging: imagingPool, mapAssets: mapAssets)
         var logger = Logger(label: "poi-serve")
         logger.logLevel = .warning
         let listening = ListeningState()
@@ -142,7 +148,7 @@ public struct PoiServer: Sendable {
         return text.prefix(1).lowercased() + text.dropFirst()
     }
 
-    func buildRouter(gateway: StoreGateway, imaging: NIOThreadPool) -> Router<ServeContext> {
+    func buildRouter(gateway: StoreGateway, imaging: NIOThreadPool, mapAssets: MapAssets) -> Router<ServeContext> {
         // HEAD on every GET route, as Express answers it (load balancers probe `HEAD /`).
         let router = Router(context: ServeContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: AccessLogMiddleware(json: configuration.jsonLog))
@@ -173,8 +179,20 @@ public struct PoiServer: Sendable {
         let collections = CollectionRoutes(store: gateway, configuration: configuration)
         let fileRoutes = FileRoutes(store: gateway, configuration: configuration, imaging: imaging)
 
-        router.get("/") { _, _ in
-            Reply.html(Array("<html><body><h1>Hello World</h1></body></html>".utf8))
+        let map = MapRoutes(configuration: configuration, assets: mapAssets)
+
+        // A browser gets a link to the map; any other client the reference's bytes.
+        router.get("/") { request, _ in
+            var response = Reply.html(CollectionRoutes.wantsHTML(request.headers[.accept]) ? MapRoutes.browserHello : MapRoutes.hello)
+            response.headers[.vary] = "Accept"
+            return response
+        }
+        // Shadow a collection named `map` or `assets` for GET, as `/healthz` shadows `healthz`.
+        router.get("/map") { _, _ in map.page() }
+        router.get("/assets/map/:file") { _, context in try map.pageAsset(pathParameter(context, "file")) }
+        router.get("/assets/leaflet/:file") { _, context in try map.leafletAsset(pathParameter(context, "file")) }
+        router.get("/assets/leaflet/images/:file") { _, context in
+            try map.leafletAsset("images/" + pathParameter(context, "file"))
         }
         router.get("/healthz") { _, _ in
             var problems: [String] = []

@@ -55,6 +55,14 @@ public struct ServerConfiguration: Sendable {
     public var fileCacheBytes = 32 << 20
     /// How long SIGTERM waits for in-flight requests before giving up on them.
     public var shutdownGraceSeconds = 30
+    /// The base map under `GET /map` (`--map-tiles`); nil draws the places on a plain background.
+    public var mapTiles: MapTiles? = .openStreetMap
+    /// Where Leaflet and its marker-cluster plug-in are read from at start (`--assets`): Debian's
+    /// libjs-leaflet and libjs-leaflet.markercluster put both here.
+    public var leafletDirectory = "/usr/share/javascript/leaflet"
+    /// Most places `GET /map` loads for one view (`--map-max-places`): the page follows the list's
+    /// next links up to this many, then says the view holds more.
+    public var mapMaxPlaces = 5000
 
     public init() {}
 }

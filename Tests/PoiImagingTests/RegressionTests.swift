@@ -2,20 +2,24 @@ import Foundation
 import Testing
 @testable import PoiImaging
 
-/// Every file in Fixtures/regressions/ (fuzzer finds) goes through probe, decode and thumbnail:
-/// a typed error or a result are both fine; a crash fails the whole test run.
+/// Every file in Fixtures/regressions/ (fuzzer finds, each a damaged file) goes through probe,
+/// decode and thumbnail: each path refuses it with a typed `ImageError` (a crash fails the whole
+/// test run; an input that came back as an image would be a damaged file shown as one).
 @Suite struct RegressionTests {
-    @Test func regressionInputsNeverCrash() throws {
+    @Test func regressionInputsAreRefusedWithATypedError() throws {
         let dir = Fixtures.repoRoot.appendingPathComponent("Tests/PoiImagingTests/Fixtures/regressions")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { !$0.hasSuffix(".md") }
+        try #require(!files.isEmpty)
         let spec = try ThumbnailSpec(width: 64, height: 64)
         let small = DecodeOptions(maxPixels: 1 << 22)
         for file in files.sorted() {
             let bytes = [UInt8](try Data(contentsOf: dir.appendingPathComponent(file)))
-            _ = try? ImageCodec.probe(bytes)
-            _ = try? ImageCodec.decode(bytes, options: small)
-            _ = try? ImageCodec.decode(bytes, options: DecodeOptions(maxPixels: 1 << 22, lenient: true))
-            _ = try? Thumbnailer.make(from: bytes, spec: spec, options: small)
+            #expect(throws: ImageError.self, "probe of \(file)") { try ImageCodec.probe(bytes) }
+            #expect(throws: ImageError.self, "decode of \(file)") { try ImageCodec.decode(bytes, options: small) }
+            #expect(throws: ImageError.self, "lenient decode of \(file)") {
+                try ImageCodec.decode(bytes, options: DecodeOptions(maxPixels: 1 << 22, lenient: true))
+            }
+            #expect(throws: ImageError.self, "thumbnail of \(file)") { try Thumbnailer.make(from: bytes, spec: spec, options: small) }
         }
     }
 

@@ -55,7 +55,9 @@ struct ContractTests {
             for path in ["/", "/healthz", "/openapi.json", "/files", "/locations", "/locations?format=geojson", "/things",
                          "/locations/\(place)", "/locations/\(missing)", "/things/\(thing)", "/things/\(missing)",
                          "/locations?query=notjson", "/things?limit=-1", "/things?format=geojson", "/things/nothex",
-                         "/files/\(file)", "/files/\(file)/thumbnail", "/files/\(missing)", "/files/nothex", "/system.users"] {
+                         "/files/\(file)", "/files/\(file)/thumbnail", "/files/\(missing)", "/files/nothex", "/system.users",
+                         "/map", "/assets/map/map.js", "/assets/map/nope.js", "/assets/leaflet/leaflet.js",
+                         "/assets/leaflet/images/marker-icon.png"] {
                 exchanges.append(Exchange(method: method, path: path))
             }
             exchanges += [

@@ -86,4 +86,15 @@ import Testing
         #expect(!StoreError.server(code: ServerErrorCode.duplicateKey, codeName: "", message: "", labels: []).isTransient)
         #expect(!StoreError.bytesMissing(id: ObjectId(), fileName: "x.png").isTransient)
     }
+
+    /// Only a command libmongoc could not send at all may be sent again at once: one whose
+    /// connection broke after it went out may have been applied.
+    @Test func aCommandThatNeverWentOutIsToldApart() {
+        let unsent = Self.map(MONGOC_ERROR_STREAM, MONGOC_ERROR_STREAM_SOCKET.rawValue, "Failed to send \"insert\" command with "
+                         + "database \"db\": Failure during socket delivery: Broken pipe (32)")
+        #expect(unsent.wasNeverSent)
+        let lost = Self.map(MONGOC_ERROR_STREAM, MONGOC_ERROR_STREAM_SOCKET.rawValue, "Failed to read 4 bytes: socket error or timeout")
+        #expect(!lost.wasNeverSent)
+        #expect(!StoreError.server(code: 91, codeName: "ShutdownInProgress", message: "Failed to send", labels: []).wasNeverSent)
+    }
 }

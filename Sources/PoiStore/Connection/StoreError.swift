@@ -100,6 +100,15 @@ public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
         return self
     }
 
+    /// The connection broke before the command went out (libmongoc's "Failed to send …": a
+    /// pooled connection the server had closed meanwhile). Nothing reached the server, so the
+    /// command can be sent again at once without being applied twice; libmongoc has dropped that
+    /// connection, so the next attempt gets a fresh one.
+    public var wasNeverSent: Bool {
+        if case .network(let reason) = self { return reason.hasPrefix("Failed to send ") }
+        return false
+    }
+
     /// Errors worth retrying with backoff: the network blipped or the primary stepped down.
     public var isTransient: Bool {
         switch self {

@@ -290,8 +290,15 @@ extension FileStore {
         let ext = try FileExtension.of(contentType: info.contentType)
         let file = StoredFile(id: id ?? ObjectId(), info: info, ext: ext, length: length, sha256: sha256, createdAt: createdAt)
         try writeBytes(file)
-        do {
-            try filesCollection.insertOne(file.document)
+        do throws(StoreError) {
+            do throws(StoreError) {
+                try filesCollection.insertOne(file.document)
+            } catch {
+                // Sent again once at once when it never went out: an upload's client would
+                // otherwise send its whole photo again for a connection the server had closed.
+                guard error.wasNeverSent else { throw error }
+                try filesCollection.insertOne(file.document)
+            }
         } catch {
             // A write-concern error: the primary applied the insert, so the document names these
             // bytes and they stay (a rerun finds them by content). Otherwise there is no

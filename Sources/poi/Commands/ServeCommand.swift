@@ -28,6 +28,12 @@ struct ServeCommand: AsyncParsableCommand {
         election a request waits at most 2 seconds for a primary, then 503 naming the election. \
         Every 503 has Retry-After. The server recovers by itself when the database answers again.
 
+        GET /map shows the places of `locations` on a map in any browser (clustered; the page \
+        asks only for the places in view, at most --map-max-places of them). Leaflet comes from \
+        this machine (Debian's libjs-leaflet and libjs-leaflet.markercluster, or --assets), so \
+        the page works offline; only the base map's tiles come from --map-tiles (OpenStreetMap's \
+        by default; none for no base map). The page only reads, with --write-token too.
+
         Exit status: 0 stopped by a signal, 2 bad arguments, 3 cannot listen or reach the database.
 
         Examples:
@@ -36,6 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
           poi serve --host 0.0.0.0 --gridfs --write-token "$TOKEN" --cors https://app.example.com
           POI_WRITE_TOKEN=secret poi serve --max-upload 20000000 --json-log
           poi serve --query-timeout 5 --idle-timeout 30
+          poi serve --map-tiles none                  # the map with no base map (offline)
         """
     )
 
@@ -83,7 +90,36 @@ struct ServeCommand: AsyncParsableCommand {
                                valueName: "bytes"))
     var fileCacheBytes = 32 * 1024 * 1024
 
+    @Option(help: ArgumentHelp("Base map of GET /map: a tile URL template with {z}, {x}, {y} (and {s}), or none "
+                               + "for no base map. Its host is the one outside host the page may load images from.",
+                               valueName: "url-template"))
+    var mapTiles = MapTiles.openStreetMap.template
+
+    @Option(help: ArgumentHelp("Credit shown on the map for --map-tiles (OpenStreetMap's by default; none for a custom template).",
+                               valueName: "text"))
+    var mapAttribution: String?
+
+    @Option(help: ArgumentHelp("Folder holding Leaflet's and Leaflet.markercluster's files (leaflet.min.js, "
+                               + "leaflet.markercluster.min.js, their CSS and images/), read at start.", valueName: "dir"))
+    var assets = ServerConfiguration().leafletDirectory
+
+    @Option(help: ArgumentHelp("Most places GET /map loads for one view; a view holding more says so.", valueName: "n"))
+    var mapMaxPlaces = ServerConfiguration().mapMaxPlaces
+
+    /// `--map-tiles` as the server takes it: nil for `none`; OpenStreetMap's keeps its credit.
+    func tiles() throws -> MapTiles? {
+        if mapTiles.lowercased() == "none" { return nil }
+        if mapTiles == MapTiles.openStreetMap.template, mapAttribution == nil { return .openStreetMap }
+        do {
+            return try MapTiles(template: mapTiles, attribution: mapAttribution ?? "")
+        } catch {
+            throw ValidationError("--map-tiles: \(error)")
+        }
+    }
+
     func validate() throws {
+        _ = try tiles()
+        guard mapMaxPlaces > 0 else { throw ValidationError("--map-max-places must be at least 1") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
         guard maxUpload > 0 else { throw ValidationError("--max-upload must be more than 0 bytes") }
         guard fileCacheBytes >= 0 else { throw ValidationError("--file-cache-bytes must be 0 or more, got \(fileCacheBytes)") }
@@ -140,6 +176,9 @@ struct ServeCommand: AsyncParsableCommand {
         config.jsonLog = jsonLog
         config.filesCacheSeconds = filesCacheSeconds
         config.stagingDirectory = NSTemporaryDirectory()
+        config.mapTiles = try tiles()
+        config.leafletDirectory = assets
+        config.mapMaxPlaces = mapMaxPlaces
 
         let server = PoiServer(configuration: config, database: db, files: files, healthConnection: health)
         let where_ = storage.gridfs ? "GridFS" : "uploads \(storage.uploads)"
