@@ -15,6 +15,7 @@ help:
 	@echo "make bench   every benchmark beside its peers, one table (out/bench.json)"
 	@echo "make crash-test | fault-test | hostile-test | arena-test | fuzz SECONDS=N   reliability suites and fuzzers"
 	@echo "make lint    the module rules of DESIGN §3 (self-test first, then this tree)"
+	@echo "make api-fuzz | client-test   schemathesis with every check; the generated Swift client doing what the app does"
 	@echo "make browser-test   GET /map in a real browser (chromium + Selenium); make bench-map   the map over 100,000 places"
 
 setup:
@@ -123,6 +124,12 @@ fault-test: $(POI_BUILD)
 # api-fuzz: schemathesis against a live poi serve and its OpenAPI document (EXAMPLES= per operation).
 api-fuzz: $(POI_BUILD)
 	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with scripts/api-fuzz.sh
+# client-test: the Swift client swift-openapi-generator makes from a live poi serve's /openapi.json
+# (Examples/SwiftClient, the README's recipe) does what the TourMyTown app does, each step checked
+# in the database (scripts/client-test.sh, .py); ends with `client-test: N passed, M failed`.
+.PHONY: client-test
+client-test: $(POI_BUILD)
+	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with scripts/client-test.sh
 # browser-test: GET /map in Debian's chromium driven by Selenium against a live poi serve over
 # the samples (scripts/browser-test.py); installs chromium and chromium-driver when run as root,
 # and says SKIPPED with the reason where no browser can be installed.

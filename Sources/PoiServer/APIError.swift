@@ -27,6 +27,8 @@ enum APIError: Error, Sendable {
     /// what the server said. The client retries after `Retry-After`.
     case noPrimary(String)
     case unsupportedMediaType(String)
+    /// A method the path does not have (its `Allow`: the methods it has).
+    case methodNotAllowed(String, allowed: [String])
     case rangeNotSatisfiable(length: Int)
     /// If-Match or If-Unmodified-Since not met (RFC 9110 §13.1.1, §13.1.4); `etag`: the stored
     /// file's, sent with the 412 so the client sees which version is there.
@@ -42,6 +44,7 @@ enum APIError: Error, Sendable {
         case .payloadTooLarge, .imageTooLarge: return .contentTooLarge
         case .unavailable, .databaseTimeout, .noPrimary: return .serviceUnavailable
         case .unsupportedMediaType: return .unsupportedMediaType
+        case .methodNotAllowed: return .methodNotAllowed
         case .rangeNotSatisfiable: return .rangeNotSatisfiable
         case .preconditionFailed: return .preconditionFailed
         case .store(let error):
@@ -93,6 +96,9 @@ enum APIError: Error, Sendable {
         case .notFound(let m): return m
         case .payloadTooLarge(let limit): return "the body is larger than the \(limit)-byte limit"
         case .unsupportedMediaType(let m): return m
+        case .methodNotAllowed(let method, let allowed):
+            // A method is an HTTP token (no spaces, quotes or control characters): printed as sent.
+            return "\(method) is not a method of this path; it has \(allowed.joined(separator: ", "))"
         case .imageTooLarge(let m), .unavailable(let m): return m
         case .databaseTimeout(let limit):
             let ms = limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000

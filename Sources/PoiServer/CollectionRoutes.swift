@@ -207,7 +207,7 @@ struct CollectionRoutes: Sendable {
         if declared == nil, buffer.readableBytes > 0 {
             throw .unsupportedMediaType("a JSON body needs Content-Type: application/json")
         }
-        let text = String(decoding: buffer.readableBytesView, as: UTF8.self)
+        let text = NodeJSONText.rewritten(String(decoding: buffer.readableBytesView, as: UTF8.self))
         let document: BSONDocument
         do {
             document = ExpressJSON.lastValueWins(try BSONDocument(json: text.isEmpty ? "{}" : text))

@@ -351,6 +351,27 @@ enum OpenAPIDocument {
    },
    "HeadFileDamaged": {
     "description": "The stored bytes are damaged."
+   },
+   "NotModified": {
+    "description": "Not modified: the If-None-Match tag is this answer's.",
+    "headers": {
+     "ETag": {
+      "description": "A weak validator of the body (Express's own).",
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "ServerError": {
+    "description": "A fault of the server's (the database refused what it should not have).",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
    }
   },
   "parameters": {
@@ -436,39 +457,57 @@ enum OpenAPIDocument {
    "List_format": {
     "name": "format",
     "in": "query",
-    "description": "`geojson`: a FeatureCollection (locations only).",
+    "description": "`json` (the default). GeoJSON is for `/locations` only.",
     "schema": {
      "type": "string",
      "enum": [
-      "json",
-      "geojson"
+      "json"
      ]
     }
    },
    "Header_Range": {
     "name": "Range",
     "in": "header",
+    "description": "One byte range (`bytes=0-99`, `bytes=100-`, `bytes=-100`, RFC 9110 §14.2): 206, or 416 when it starts past the end; another unit, several ranges or bad syntax: the whole file (200). A value percent-encoded whole, as swift-openapi-generator sends header values (`%22…%22`, `W%2F%22…%22`, `bytes%3D0-99`, `%2A`), is read decoded: such a value is never valid as sent, so it cannot be mistaken for another.",
     "schema": {
      "type": "string"
+    },
+    "examples": {
+     "first100": {
+      "value": "bytes=0-99"
+     }
     }
    },
    "Header_IfNoneMatch": {
     "name": "If-None-Match",
     "in": "header",
+    "description": "`*` or entity tags as RFC 9110 §8.8.3 writes them (`\"…\"`, `W/\"…\"`, comma-separated), compared weakly: a held tag gets 304. A value that is no tag never matches. A value percent-encoded whole, as swift-openapi-generator sends header values (`%22…%22`, `W%2F%22…%22`, `bytes%3D0-99`, `%2A`), is read decoded: such a value is never valid as sent, so it cannot be mistaken for another.",
     "schema": {
      "type": "string"
+    },
+    "examples": {
+     "tag": {
+      "value": "W/\"2-l9Fw4VUO7kr8CvBlt4zaMCqXZ0w\""
+     }
     }
    },
    "Header_IfMatch": {
     "name": "If-Match",
     "in": "header",
+    "description": "`*` or strong entity tags (`\"…\"`, RFC 9110 §13.1.1): any other version of the file, or a value that is no tag, is 412. A value percent-encoded whole, as swift-openapi-generator sends header values (`%22…%22`, `W%2F%22…%22`, `bytes%3D0-99`, `%2A`), is read decoded: such a value is never valid as sent, so it cannot be mistaken for another.",
     "schema": {
      "type": "string"
+    },
+    "examples": {
+     "tag": {
+      "value": "\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\""
+     }
     }
    },
    "Header_IfRange": {
     "name": "If-Range",
     "in": "header",
+    "description": "The file's strong entity tag or its Last-Modified date (RFC 9110 §13.1.5): the Range is honoured only for that version, else the whole file (200). A value percent-encoded whole, as swift-openapi-generator sends header values (`%22…%22`, `W%2F%22…%22`, `bytes%3D0-99`, `%2A`), is read decoded: such a value is never valid as sent, so it cannot be mistaken for another.",
     "schema": {
      "type": "string"
     }
@@ -476,6 +515,7 @@ enum OpenAPIDocument {
    "Header_IfModifiedSince": {
     "name": "If-Modified-Since",
     "in": "header",
+    "description": "An HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`); a value that is no date is ignored. A value percent-encoded whole, as swift-openapi-generator sends header values (`%22…%22`, `W%2F%22…%22`, `bytes%3D0-99`, `%2A`), is read decoded: such a value is never valid as sent, so it cannot be mistaken for another.",
     "schema": {
      "type": "string"
     }
@@ -483,8 +523,29 @@ enum OpenAPIDocument {
    "Header_IfUnmodifiedSince": {
     "name": "If-Unmodified-Since",
     "in": "header",
+    "description": "An HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`); a value that is no date is ignored. A value percent-encoded whole, as swift-openapi-generator sends header values (`%22…%22`, `W%2F%22…%22`, `bytes%3D0-99`, `%2A`), is read decoded: such a value is never valid as sent, so it cannot be mistaken for another.",
     "schema": {
      "type": "string"
+    }
+   },
+   "Header_IfNoneMatch_Body": {
+    "name": "If-None-Match",
+    "in": "header",
+    "description": "The ETag of the answer the client holds (`W/\"…\"`, RFC 9110 §8.8.3): 304 when it is still this answer's. A value that is no tag never matches. A value percent-encoded whole, as swift-openapi-generator sends header values (`%22…%22`, `W%2F%22…%22`, `bytes%3D0-99`, `%2A`), is read decoded: such a value is never valid as sent, so it cannot be mistaken for another.",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "Locations_format": {
+    "name": "format",
+    "in": "query",
+    "description": "`geojson`: a FeatureCollection of the places (their `location` is each Feature's geometry).",
+    "schema": {
+     "type": "string",
+     "enum": [
+      "json",
+      "geojson"
+     ]
     }
    }
   },
@@ -521,8 +582,14 @@ enum OpenAPIDocument {
    },
    "NewDocument": {
     "type": "object",
-    "description": "Any JSON object; top-level names may not start with '$', and no name may be empty.",
-    "additionalProperties": true
+    "description": "Any JSON object (MongoDB Extended JSON: `{\"$oid\": …}`, `{\"$date\": …}` become an ObjectId and a date); no field name may be empty or hold NUL, at any depth, and no top-level one may start with '$'.",
+    "propertyNames": {
+     "minLength": 1,
+     "pattern": "^[^$\\u0000][^\\u0000]*$"
+    },
+    "additionalProperties": {
+     "$ref": "#/components/schemas/JSONValue"
+    }
    },
    "Place": {
     "type": "object",
@@ -647,6 +714,39 @@ enum OpenAPIDocument {
       }
      }
     }
+   },
+   "JSONValue": {
+    "description": "Any JSON value whose objects have no empty field name and none holding NUL, at any depth (the database refuses them). Stored as the reference server stores it: a lone surrogate escape (`\\ud800`) as U+FFFD, an integer beyond 64 bits as a double.",
+    "anyOf": [
+     {
+      "type": "object",
+      "propertyNames": {
+       "minLength": 1,
+       "pattern": "^[^\\u0000]*$"
+      },
+      "additionalProperties": {
+       "$ref": "#/components/schemas/JSONValue"
+      }
+     },
+     {
+      "type": "array",
+      "items": {
+       "$ref": "#/components/schemas/JSONValue"
+      }
+     },
+     {
+      "type": [
+       "string",
+       "null"
+      ]
+     },
+     {
+      "type": "number"
+     },
+     {
+      "type": "boolean"
+     }
+    ]
    }
   }
  },
@@ -673,8 +773,49 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
      }
-    }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
+   },
+   "head": {
+    "operationId": "headHello",
+    "summary": "The headers hello would send, without the body.",
+    "responses": {
+     "200": {
+      "description": "HTML.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
    }
   },
   "/healthz": {
@@ -700,6 +841,9 @@ enum OpenAPIDocument {
        }
       }
      },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
      "503": {
       "description": "Not healthy.",
       "content": {
@@ -710,7 +854,48 @@ enum OpenAPIDocument {
        }
       }
      }
-    }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
+   },
+   "head": {
+    "operationId": "headHealth",
+    "summary": "The headers health would send, without the body.",
+    "responses": {
+     "200": {
+      "description": "Healthy.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "Not healthy."
+     }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
    }
   },
   "/openapi.json": {
@@ -735,8 +920,49 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
      }
-    }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
+   },
+   "head": {
+    "operationId": "headOpenapi",
+    "summary": "The headers openapi would send, without the body.",
+    "responses": {
+     "200": {
+      "description": "The OpenAPI document.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
    }
   },
   "/map": {
@@ -767,8 +993,55 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
      }
-    }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
+   },
+   "head": {
+    "operationId": "headMap",
+    "summary": "The headers map would send, without the body.",
+    "responses": {
+     "200": {
+      "description": "The map page: HTML whose script and styles are the /assets files.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Content-Security-Policy": {
+        "description": "Scripts and styles from this server only; images from here and the tile host.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ]
    }
   },
   "/assets/map/{file}": {
@@ -783,8 +1056,14 @@ enum OpenAPIDocument {
       "description": "The file's name: only these are served (any other is 404).",
       "schema": {
        "type": "string",
-       "enum": ["map.js", "map.css"]
+       "enum": [
+        "map.js",
+        "map.css"
+       ]
       }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
      }
     ],
     "responses": {
@@ -811,6 +1090,9 @@ enum OpenAPIDocument {
        }
       }
      },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
      "404": {
       "description": "No such file, or Leaflet is not installed (the error says how to install it).",
       "content": {
@@ -820,6 +1102,55 @@ enum OpenAPIDocument {
         }
        }
       }
+     }
+    }
+   },
+   "head": {
+    "operationId": "headMapAsset",
+    "summary": "The headers mapAsset would send, without the body.",
+    "parameters": [
+     {
+      "name": "file",
+      "in": "path",
+      "required": true,
+      "description": "The file's name: only these are served (any other is 404).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "map.js",
+        "map.css"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such file, or Leaflet is not installed (the error says how to install it)."
      }
     }
    }
@@ -836,8 +1167,17 @@ enum OpenAPIDocument {
       "description": "The file's name: only these are served (any other is 404).",
       "schema": {
        "type": "string",
-       "enum": ["leaflet.min.js", "leaflet.css", "leaflet.markercluster.min.js", "MarkerCluster.css", "MarkerCluster.Default.css"]
+       "enum": [
+        "leaflet.min.js",
+        "leaflet.css",
+        "leaflet.markercluster.min.js",
+        "MarkerCluster.css",
+        "MarkerCluster.Default.css"
+       ]
       }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
      }
     ],
     "responses": {
@@ -864,6 +1204,9 @@ enum OpenAPIDocument {
        }
       }
      },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
      "404": {
       "description": "No such file, or Leaflet is not installed (the error says how to install it).",
       "content": {
@@ -873,6 +1216,58 @@ enum OpenAPIDocument {
         }
        }
       }
+     }
+    }
+   },
+   "head": {
+    "operationId": "headLeafletAsset",
+    "summary": "The headers leafletAsset would send, without the body.",
+    "parameters": [
+     {
+      "name": "file",
+      "in": "path",
+      "required": true,
+      "description": "The file's name: only these are served (any other is 404).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "leaflet.min.js",
+        "leaflet.css",
+        "leaflet.markercluster.min.js",
+        "MarkerCluster.css",
+        "MarkerCluster.Default.css"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such file, or Leaflet is not installed (the error says how to install it)."
      }
     }
    }
@@ -889,8 +1284,17 @@ enum OpenAPIDocument {
       "description": "The file's name: only these are served (any other is 404).",
       "schema": {
        "type": "string",
-       "enum": ["marker-icon.png", "marker-icon-2x.png", "marker-shadow.png", "layers.png", "layers-2x.png"]
+       "enum": [
+        "marker-icon.png",
+        "marker-icon-2x.png",
+        "marker-shadow.png",
+        "layers.png",
+        "layers-2x.png"
+       ]
       }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
      }
     ],
     "responses": {
@@ -912,6 +1316,9 @@ enum OpenAPIDocument {
        }
       }
      },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
      "404": {
       "description": "No such file, or Leaflet is not installed (the error says how to install it).",
       "content": {
@@ -921,6 +1328,58 @@ enum OpenAPIDocument {
         }
        }
       }
+     }
+    }
+   },
+   "head": {
+    "operationId": "headLeafletImage",
+    "summary": "The headers leafletImage would send, without the body.",
+    "parameters": [
+     {
+      "name": "file",
+      "in": "path",
+      "required": true,
+      "description": "The file's name: only these are served (any other is 404).",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "marker-icon.png",
+        "marker-icon-2x.png",
+        "marker-shadow.png",
+        "layers.png",
+        "layers-2x.png"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such file, or Leaflet is not installed (the error says how to install it)."
      }
     }
    }
@@ -950,15 +1409,12 @@ enum OpenAPIDocument {
      },
      {
       "$ref": "#/components/parameters/List_format"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
      }
     ],
     "responses": {
-     "400": {
-      "$ref": "#/components/responses/BadRequest"
-     },
-     "503": {
-      "$ref": "#/components/responses/Unavailable"
-     },
      "200": {
       "description": "Documents.",
       "content": {
@@ -985,6 +1441,18 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
      },
      "504": {
       "$ref": "#/components/responses/QueryTimeout"
@@ -1036,29 +1504,20 @@ enum OpenAPIDocument {
         "properties": {
          "file": {
           "type": "string",
-          "format": "binary"
+          "format": "binary",
+          "description": "The image's bytes. The server tells JPEG, PNG, GIF and WebP apart by their first bytes, so the part is sent as application/octet-stream (one type: a generator given a list of types falls back to text/plain, which is refused); a part typed image/jpeg, image/png, image/gif or image/webp is accepted too, when its bytes are that type."
          }
+        }
+       },
+       "encoding": {
+        "file": {
+         "contentType": "application/octet-stream"
         }
        }
       }
      }
     },
     "responses": {
-     "400": {
-      "$ref": "#/components/responses/BadRequest"
-     },
-     "503": {
-      "$ref": "#/components/responses/Unavailable"
-     },
-     "401": {
-      "$ref": "#/components/responses/Unauthorized"
-     },
-     "413": {
-      "$ref": "#/components/responses/TooLarge"
-     },
-     "415": {
-      "$ref": "#/components/responses/UnsupportedMediaType"
-     },
      "201": {
       "description": "Stored.",
       "content": {
@@ -1088,6 +1547,104 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "415": {
+      "$ref": "#/components/responses/UnsupportedMediaType"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   },
+   "head": {
+    "operationId": "headFiles",
+    "summary": "The headers listFiles would send, without the body.",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/List_query"
+     },
+     {
+      "$ref": "#/components/parameters/List_limit"
+     },
+     {
+      "$ref": "#/components/parameters/List_skip"
+     },
+     {
+      "$ref": "#/components/parameters/List_after"
+     },
+     {
+      "$ref": "#/components/parameters/List_sort"
+     },
+     {
+      "$ref": "#/components/parameters/List_fields"
+     },
+     {
+      "$ref": "#/components/parameters/List_format"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "Documents.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Link": {
+        "description": "The next page (RFC 8288).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body."
+     },
+     "500": {
+      "description": "A fault of the server's (the database refused what it should not have)."
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "504": {
+      "description": "The query took longer than the server's limit."
      }
     }
    }
@@ -1231,21 +1788,6 @@ enum OpenAPIDocument {
      }
     },
     "responses": {
-     "400": {
-      "$ref": "#/components/responses/BadRequest"
-     },
-     "503": {
-      "$ref": "#/components/responses/Unavailable"
-     },
-     "401": {
-      "$ref": "#/components/responses/Unauthorized"
-     },
-     "413": {
-      "$ref": "#/components/responses/TooLarge"
-     },
-     "415": {
-      "$ref": "#/components/responses/UnsupportedMediaType"
-     },
      "200": {
       "description": "The new document.",
       "content": {
@@ -1256,8 +1798,26 @@ enum OpenAPIDocument {
        }
       }
      },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
      "409": {
       "$ref": "#/components/responses/Conflict"
+     },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "415": {
+      "$ref": "#/components/responses/UnsupportedMediaType"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
      }
     }
    },
@@ -1276,15 +1836,6 @@ enum OpenAPIDocument {
      }
     ],
     "responses": {
-     "400": {
-      "$ref": "#/components/responses/BadRequest"
-     },
-     "503": {
-      "$ref": "#/components/responses/Unavailable"
-     },
-     "401": {
-      "$ref": "#/components/responses/Unauthorized"
-     },
      "200": {
       "description": "Deleted.",
       "content": {
@@ -1294,6 +1845,18 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
      }
     }
    }
@@ -1412,14 +1975,11 @@ enum OpenAPIDocument {
     "summary": "The thumbnail's headers."
    }
   },
-  "/{collection}": {
+  "/locations": {
    "get": {
-    "operationId": "listDocuments",
-    "summary": "Documents of a collection (at most the server's cap).",
+    "operationId": "listLocations",
+    "summary": "Places (at most the server's cap); `format=geojson` for a FeatureCollection.",
     "parameters": [
-     {
-      "$ref": "#/components/parameters/Collection"
-     },
      {
       "$ref": "#/components/parameters/List_query"
      },
@@ -1439,18 +1999,15 @@ enum OpenAPIDocument {
       "$ref": "#/components/parameters/List_fields"
      },
      {
-      "$ref": "#/components/parameters/List_format"
+      "$ref": "#/components/parameters/Locations_format"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
      }
     ],
     "responses": {
-     "400": {
-      "$ref": "#/components/responses/BadRequest"
-     },
-     "503": {
-      "$ref": "#/components/responses/Unavailable"
-     },
      "200": {
-      "description": "Documents (JSON), a FeatureCollection (format=geojson) or an HTML table (a browser).",
+      "description": "Places (JSON), a FeatureCollection (format=geojson) or an HTML table (a browser).",
       "headers": {
        "ETag": {
         "description": "A weak validator of the body (Express's own).",
@@ -1479,9 +2036,466 @@ enum OpenAPIDocument {
          }
         }
        },
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       },
        "application/geo+json": {
         "schema": {
          "$ref": "#/components/schemas/FeatureCollection"
+        }
+       }
+      }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     },
+     "504": {
+      "$ref": "#/components/responses/QueryTimeout"
+     }
+    }
+   },
+   "post": {
+    "operationId": "createLocation",
+    "summary": "Insert a place (adds created_at).",
+    "security": [
+     {},
+     {
+      "writeToken": []
+     }
+    ],
+    "requestBody": {
+     "required": false,
+     "description": "A JSON object; an empty body is an empty document, as the reference server takes it.",
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/NewDocument"
+       }
+      }
+     }
+    },
+    "responses": {
+     "201": {
+      "description": "The stored document.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Created"
+        }
+       }
+      },
+      "links": {
+       "GetDocument": {
+        "operationId": "getLocation",
+        "parameters": {
+         "entity": "$response.body#/_id"
+        }
+       },
+       "ReplaceDocument": {
+        "operationId": "replaceLocation",
+        "parameters": {
+         "entity": "$response.body#/_id"
+        }
+       },
+       "DeleteDocument": {
+        "operationId": "deleteLocation",
+        "parameters": {
+         "entity": "$response.body#/_id"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "409": {
+      "$ref": "#/components/responses/Conflict"
+     },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "415": {
+      "$ref": "#/components/responses/UnsupportedMediaType"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   },
+   "head": {
+    "operationId": "headLocations",
+    "summary": "The headers listLocations would send, without the body.",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/List_query"
+     },
+     {
+      "$ref": "#/components/parameters/List_limit"
+     },
+     {
+      "$ref": "#/components/parameters/List_skip"
+     },
+     {
+      "$ref": "#/components/parameters/List_after"
+     },
+     {
+      "$ref": "#/components/parameters/List_sort"
+     },
+     {
+      "$ref": "#/components/parameters/List_fields"
+     },
+     {
+      "$ref": "#/components/parameters/Locations_format"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "Places (JSON), a FeatureCollection (format=geojson) or an HTML table (a browser).",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "X-Results-Truncated": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Link": {
+        "description": "`<…&after=ID>; rel=\"next\"` (RFC 8288) when the page was cut at `limit` or the server's cap, in `_id` order.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body."
+     },
+     "500": {
+      "description": "A fault of the server's (the database refused what it should not have)."
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "504": {
+      "description": "The query took longer than the server's limit."
+     }
+    }
+   }
+  },
+  "/locations/{entity}": {
+   "get": {
+    "operationId": "getLocation",
+    "summary": "One place; an empty text/plain 200 when there is none (as the reference).",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Entity"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The document (JSON); or, when there is none, an empty `text/plain` body, as the reference answers a missing document (an empty 200; the type lets a typed client tell the two apart).",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Document"
+        }
+       },
+       "text/plain": {
+        "schema": {
+         "type": "string",
+         "maxLength": 0
+        }
+       }
+      }
+     },
+     "304": {
+      "$ref": "#/components/responses/NotModified"
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     },
+     "504": {
+      "$ref": "#/components/responses/QueryTimeout"
+     }
+    }
+   },
+   "put": {
+    "operationId": "replaceLocation",
+    "summary": "Replace a place (adds updated_at; keeps importKey and source).",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Entity"
+     }
+    ],
+    "security": [
+     {},
+     {
+      "writeToken": []
+     }
+    ],
+    "requestBody": {
+     "required": false,
+     "description": "A JSON object; an empty body is an empty document, as the reference server takes it.",
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/NewDocument"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "The new document.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Document"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "409": {
+      "$ref": "#/components/responses/Conflict"
+     },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "415": {
+      "$ref": "#/components/responses/UnsupportedMediaType"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   },
+   "delete": {
+    "operationId": "deleteLocation",
+    "summary": "Delete a place.",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Entity"
+     }
+    ],
+    "security": [
+     {},
+     {
+      "writeToken": []
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "Deleted.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deleted"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   },
+   "head": {
+    "operationId": "headLocation",
+    "summary": "The headers getLocation would send, without the body.",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Entity"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The document (JSON); or, when there is none, an empty `text/plain` body, as the reference answers a missing document (an empty 200; the type lets a typed client tell the two apart).",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body."
+     },
+     "500": {
+      "description": "A fault of the server's (the database refused what it should not have)."
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "504": {
+      "description": "The query took longer than the server's limit."
+     }
+    }
+   }
+  },
+  "/{collection}": {
+   "get": {
+    "operationId": "listDocuments",
+    "summary": "Documents of a collection (at most the server's cap).",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Collection"
+     },
+     {
+      "$ref": "#/components/parameters/List_query"
+     },
+     {
+      "$ref": "#/components/parameters/List_limit"
+     },
+     {
+      "$ref": "#/components/parameters/List_skip"
+     },
+     {
+      "$ref": "#/components/parameters/List_after"
+     },
+     {
+      "$ref": "#/components/parameters/List_sort"
+     },
+     {
+      "$ref": "#/components/parameters/List_fields"
+     },
+     {
+      "$ref": "#/components/parameters/List_format"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "Documents (JSON), or an HTML table (a browser).",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "X-Results-Truncated": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Link": {
+        "description": "`<…&after=ID>; rel=\"next\"` (RFC 8288) when the page was cut at `limit` or the server's cap, in `_id` order.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "array",
+         "items": {
+          "$ref": "#/components/schemas/Document"
+         }
         }
        },
        "text/html": {
@@ -1492,15 +2506,16 @@ enum OpenAPIDocument {
       }
      },
      "304": {
-      "description": "Not modified (If-None-Match).",
-      "headers": {
-       "ETag": {
-        "description": "A weak validator of the body (Express's own).",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/NotModified"
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
      },
      "504": {
       "$ref": "#/components/responses/QueryTimeout"
@@ -1533,21 +2548,6 @@ enum OpenAPIDocument {
      }
     },
     "responses": {
-     "400": {
-      "$ref": "#/components/responses/BadRequest"
-     },
-     "503": {
-      "$ref": "#/components/responses/Unavailable"
-     },
-     "401": {
-      "$ref": "#/components/responses/Unauthorized"
-     },
-     "413": {
-      "$ref": "#/components/responses/TooLarge"
-     },
-     "415": {
-      "$ref": "#/components/responses/UnsupportedMediaType"
-     },
      "201": {
       "description": "The stored document.",
       "content": {
@@ -1581,8 +2581,114 @@ enum OpenAPIDocument {
        }
       }
      },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
      "409": {
       "$ref": "#/components/responses/Conflict"
+     },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "415": {
+      "$ref": "#/components/responses/UnsupportedMediaType"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   },
+   "head": {
+    "operationId": "headDocuments",
+    "summary": "The headers listDocuments would send, without the body.",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Collection"
+     },
+     {
+      "$ref": "#/components/parameters/List_query"
+     },
+     {
+      "$ref": "#/components/parameters/List_limit"
+     },
+     {
+      "$ref": "#/components/parameters/List_skip"
+     },
+     {
+      "$ref": "#/components/parameters/List_after"
+     },
+     {
+      "$ref": "#/components/parameters/List_sort"
+     },
+     {
+      "$ref": "#/components/parameters/List_fields"
+     },
+     {
+      "$ref": "#/components/parameters/List_format"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "Documents (JSON), or an HTML table (a browser).",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       },
+       "X-Results-Truncated": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "Link": {
+        "description": "`<…&after=ID>; rel=\"next\"` (RFC 8288) when the page was cut at `limit` or the server's cap, in `_id` order.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body."
+     },
+     "500": {
+      "description": "A fault of the server's (the database refused what it should not have)."
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "504": {
+      "description": "The query took longer than the server's limit."
      }
     }
    }
@@ -1597,36 +2703,50 @@ enum OpenAPIDocument {
      },
      {
       "$ref": "#/components/parameters/Entity"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
      }
     ],
     "responses": {
-     "400": {
-      "$ref": "#/components/responses/BadRequest"
-     },
-     "503": {
-      "$ref": "#/components/responses/Unavailable"
-     },
      "200": {
-      "description": "The document as JSON (a Document), or an empty body with no Content-Type when there is none, as the reference answers.",
+      "description": "The document (JSON); or, when there is none, an empty `text/plain` body, as the reference answers a missing document (an empty 200; the type lets a typed client tell the two apart).",
       "headers": {
        "ETag": {
         "description": "A weak validator of the body (Express's own).",
         "schema": {
          "type": "string"
+        }
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Document"
+        }
+       },
+       "text/plain": {
+        "schema": {
+         "type": "string",
+         "maxLength": 0
         }
        }
       }
      },
      "304": {
-      "description": "Not modified (If-None-Match).",
-      "headers": {
-       "ETag": {
-        "description": "A weak validator of the body (Express's own).",
-        "schema": {
-         "type": "string"
-        }
-       }
-      }
+      "$ref": "#/components/responses/NotModified"
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     },
+     "504": {
+      "$ref": "#/components/responses/QueryTimeout"
      }
     }
    },
@@ -1659,21 +2779,6 @@ enum OpenAPIDocument {
      }
     },
     "responses": {
-     "400": {
-      "$ref": "#/components/responses/BadRequest"
-     },
-     "503": {
-      "$ref": "#/components/responses/Unavailable"
-     },
-     "401": {
-      "$ref": "#/components/responses/Unauthorized"
-     },
-     "413": {
-      "$ref": "#/components/responses/TooLarge"
-     },
-     "415": {
-      "$ref": "#/components/responses/UnsupportedMediaType"
-     },
      "200": {
       "description": "The new document.",
       "content": {
@@ -1684,8 +2789,26 @@ enum OpenAPIDocument {
        }
       }
      },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
      "409": {
       "$ref": "#/components/responses/Conflict"
+     },
+     "413": {
+      "$ref": "#/components/responses/TooLarge"
+     },
+     "415": {
+      "$ref": "#/components/responses/UnsupportedMediaType"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
      }
     }
    },
@@ -1707,15 +2830,6 @@ enum OpenAPIDocument {
      }
     ],
     "responses": {
-     "400": {
-      "$ref": "#/components/responses/BadRequest"
-     },
-     "503": {
-      "$ref": "#/components/responses/Unavailable"
-     },
-     "401": {
-      "$ref": "#/components/responses/Unauthorized"
-     },
      "200": {
       "description": "Deleted.",
       "content": {
@@ -1725,6 +2839,77 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "400": {
+      "$ref": "#/components/responses/BadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "500": {
+      "$ref": "#/components/responses/ServerError"
+     },
+     "503": {
+      "$ref": "#/components/responses/Unavailable"
+     }
+    }
+   },
+   "head": {
+    "operationId": "headDocument",
+    "summary": "The headers getDocument would send, without the body.",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Collection"
+     },
+     {
+      "$ref": "#/components/parameters/Entity"
+     },
+     {
+      "$ref": "#/components/parameters/Header_IfNoneMatch_Body"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The document (JSON); or, when there is none, an empty `text/plain` body, as the reference answers a missing document (an empty 200; the type lets a typed client tell the two apart).",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified: the If-None-Match tag is this answer's.",
+      "headers": {
+       "ETag": {
+        "description": "A weak validator of the body (Express's own).",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The request is malformed: a bad id, query, parameter or body."
+     },
+     "500": {
+      "description": "A fault of the server's (the database refused what it should not have)."
+     },
+     "503": {
+      "description": "The database cannot answer now (an election, a stalled or unreachable database).",
+      "headers": {
+       "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "504": {
+      "description": "The query took longer than the server's limit."
      }
     }
    }

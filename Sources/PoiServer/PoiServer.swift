@@ -163,9 +163,14 @@ public struct PoiServer: Sendable {
         // Inside CORS, so that CORS adds its headers to an error's own status and body (it turns
         // an error thrown through it into an empty 500).
         router.add(middleware: ErrorResponseMiddleware())
+        // Before anything reads them: conditional and range headers a generated client
+        // percent-encoded (RequestHeaderForms says when that cannot be mistaken).
+        router.add(middleware: PercentEncodedHeadersMiddleware())
         // Outside the validators: a 304 has no body to compress.
         router.add(middleware: CompressionMiddleware())
         router.add(middleware: ConditionalGETMiddleware())
+        // Before the write token: a method no path has is a 405 for everyone, token or not.
+        router.add(middleware: MethodNotAllowedMiddleware(operations: .served))
         // An empty token guards too (no Bearer value matches it): a library caller that sets one
         // asked for guarded writes, and must never get open ones by mistake.
         if let token = configuration.writeToken {
@@ -224,6 +229,21 @@ public struct PoiServer: Sendable {
         }
         router.delete("/files/:id") { _, context in
             try await collections.delete(StoreLayout.files, pathParameter(context, "id"))
+        }
+
+        // The app's collection has operations of its own in the document (GeoJSON is for places
+        // only). The router takes a constant segment over `:collection` and does not fall back,
+        // so every method of `/locations` needs its route here.
+        router.get("/locations") { request, _ in try await collections.list(request, StoreLayout.locations) }
+        router.post("/locations") { request, _ in try await collections.create(request, StoreLayout.locations) }
+        router.get("/locations/:entity") { _, context in
+            try await collections.get(StoreLayout.locations, pathParameter(context, "entity"))
+        }
+        router.put("/locations/:entity") { request, context in
+            try await collections.replace(request, StoreLayout.locations, pathParameter(context, "entity"))
+        }
+        router.delete("/locations/:entity") { _, context in
+            try await collections.delete(StoreLayout.locations, pathParameter(context, "entity"))
         }
 
         router.get("/:collection") { request, context in

@@ -24,9 +24,12 @@ enum Reply {
     }
 
     /// The reference's answer for a document that is not there: 200 with an empty body (Express
-    /// sends `null` as nothing).
+    /// sends `null` as nothing, with no Content-Type). The body stays the reference's; the type
+    /// is ours, so that a client generated from the OpenAPI document, which picks a decoder by
+    /// the type, can tell "no such document" (empty text) from a document (JSON).
     static func emptyOK() -> Response {
         var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
         headers[.contentLength] = "0"
         headers[.eTag] = expressETag([])
         return Response(status: .ok, headers: headers, body: ResponseBody())
@@ -59,6 +62,7 @@ enum Reply {
         var response = bytesResponse(error.status, contentType: body.contentType, body.bytes)
         if case .rangeNotSatisfiable(let length) = error { response.headers[.contentRange] = "bytes */\(length)" }
         if case .unauthorized = error { response.headers[.wwwAuthenticate] = "Bearer" }
+        if case .methodNotAllowed(_, let allowed) = error { response.headers[.allow] = allowed.joined(separator: ", ") }
         if case .preconditionFailed(_, let etag?) = error { response.headers[.eTag] = etag }
         // Every 503 is "not now": an election, a stalled or unreachable database, a server
         // going down. Clients and proxies back off for this long rather than retry at once.
