@@ -634,9 +634,15 @@ struct FeatureMapper: Sendable {
             if c.count >= 3 { draft.altitude = c[2] }
         case let g?: return reject("geometry", "geometry must be an object, got \(g.typeName)")
         }
+        // `--field id=COLUMN` names the id, for GeoJSON as for CSV: the Feature `id` then is
+        // kept as `extra.id`, as a CSV's `id` column is, instead of winning over the mapping (one
+        // data set imported as CSV and as GeoJSON with the same flags is one place).
+        let idNamed = options.mapping.overrides[.id] != nil
+        var featureID: JSONValue?
         switch f["id"] {
         case nil, .null?: break
-        case .string?, .integer?, .bigInteger?, .double?: draft.id = f["id"]
+        case .string?, .integer?, .bigInteger?, .double?:
+            if idNamed { featureID = f["id"] } else { draft.id = f["id"] }
         case let i?: return reject("id", "id must be a string or a number, got \(i.typeName)")
         }
         draft.categorySeparators = options.categorySeparators
@@ -706,6 +712,12 @@ struct FeatureMapper: Sendable {
                 draft[field] = value
             }
         case let p?: return reject("properties", "properties must be an object, got \(p.typeName)")
+        }
+        if let featureID {
+            // A property named `id` went to extra too (the mapping took the name): the CSV rule, `id#2`.
+            var key = "id", k = 2
+            while draft.extra.contains(key) { key = "id#\(k)"; k += 1 }
+            draft.extra.append(key, featureID)
         }
         switch PlaceValidator.validate(draft) {
         case .success(let p): return .place(p, raw: raw)
