@@ -681,13 +681,30 @@ struct FeatureMapper: Sendable {
                     // A string holding a JSON array is that list, as in a CSV cell (what ogr2ogr
                     // makes of such a cell): one rule for both formats.
                     if field == .categories, case .string(let text) = m.value {
-                        draft[field] = CSVRecordConverter.categories(text)
+                        switch GDALListText.read(text) {
+                        case .notAList: draft[field] = CSVRecordConverter.categories(text)
+                        case .items(let items):
+                            notes.add(ReadNote(file: "", kind: .gdalList, name: m.key, key: m.key, noun: "property"))
+                            draft[field] = .array(items.map(JSONValue.string))
+                        case .ambiguous(let count, let pieces):
+                            return reject(m.key, GDALListText.refusal(text, count: count, pieces: pieces))
+                        }
                     } else {
                         draft[field] = m.value
                     }
                 } else if PoiKitProperties.isOwn(m.key, m.value) {
                     // What an export or rejects file says about where it came from: not the user's.
                     draft.poiKitProperties.append(m.key, m.value)
+                } else if case .string(let text) = m.value, text.utf8.first == 0x28, options.columnTypes[m.key] == nil {
+                    // GDAL's list text in any other list field (a `--types` name is read as that type).
+                    switch GDALListText.read(text) {
+                    case .notAList: draft.extra.append(m.key, m.value)
+                    case .items(let items):
+                        notes.add(ReadNote(file: "", kind: .gdalList, name: m.key, key: m.key, noun: "property"))
+                        draft.extra.append(m.key, .array(items.map(JSONValue.string)))
+                    case .ambiguous(let count, let pieces):
+                        return reject(m.key, GDALListText.refusal(text, count: count, pieces: pieces))
+                    }
                 } else {
                     draft.extra.append(m.key, m.value)
                 }
