@@ -344,4 +344,29 @@ import Testing
         #expect(try String(contentsOfFile: ws.path("f.csvt"), encoding: .utf8)
                 == "\"String\",\"Integer64\",\"Integer(Boolean)\",\"String(JSON)\",\"String\"\n")
     }
+
+    /// GDAL names `t.csv`'s and `t.tsv`'s types file alike, `t.csvt`: an export to one never
+    /// replaces the other's (which would make it import with the wrong types, `1100.0` read as
+    /// text, with exit 0). The second export is refused, naming both, and writes nothing.
+    @Test func anExportNeverReplacesAnotherCSVsTypesFile() throws {
+        let ws = try Workspace("csv-sidecars")
+        defer { ws.cleanUp() }
+        try Self.geojson.write(toFile: ws.path("n.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "n.geojson", "--quiet"] + Self.types).status == 0)
+        #expect(try ws.poi(["export", "-o", "t.csv", "--quiet"]).status == 0)
+        let types = try String(contentsOfFile: ws.path("t.csvt"), encoding: .utf8)
+        let second = try ws.poi(["export", "-o", "t.tsv", "--fields", "name,lat,lon"])
+        #expect(second.status == 2, "\(second.all)")
+        #expect(second.stderr.contains("the types of t.tsv go to t.csvt (GDAL's name for them), which is also what t.csv is read "
+                                       + "with: it would replace t.csv's types, and t.csv would import with t.tsv's; nothing was written"),
+                "\(second.stderr)")
+        #expect(try String(contentsOfFile: ws.path("t.csvt"), encoding: .utf8) == types)
+        #expect(!FileManager.default.fileExists(atPath: ws.path("t.tsv")))
+        let again = try ws.poi(["import", "t.csv", "--json", "--quiet"])
+        let s = try ws.json(again)
+        #expect(again.status == 0 && int(s, "unchanged") == 2 && int(s, "updated") == 0, "\(again.all)")
+        // Its own name is free: t.csv.gz has t.csv.csvt, and t.csv again replaces its own.
+        #expect(try ws.poi(["export", "-o", "t.csv.gz", "--quiet"]).status == 0)
+        #expect(try ws.poi(["export", "-o", "t.csv", "--quiet"]).status == 0)
+    }
 }

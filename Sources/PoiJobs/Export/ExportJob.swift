@@ -129,6 +129,11 @@ public final class ExportJob {
         let started = Date()
         var summary = ExportSummary()
         summary.output = options.outputPath
+        // Before anything is read: the `.csvt` would be another file's too.
+        if options.csv != nil, let output = options.outputPath, let other = CSVTypeSidecar.otherCSV(sharingSidecarWith: output),
+           let sidecar = CSVTypeSidecar.path(besideOutput: output) {
+            throw .configuration(.sidecarShared(output: output, sidecar: sidecar, other: other))
+        }
 
         let filter: BSONDocument
         let total: Int?
