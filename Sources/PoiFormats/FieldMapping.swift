@@ -145,7 +145,7 @@ extension FieldMapping {
             let name = trimWhitespace(header[i])
             switch role {
             case .field(let f): firstColumn[f] = name
-            case .ignored, .pointWKT, .own: continue
+            case .ignored, .pointWKT, .own, .altitude: continue
             case .extra(let key):
                 if FieldMapping.extraName(name) != nil { continue }
                 if FieldMapping.reservedNames.contains(name) {
@@ -242,6 +242,10 @@ public enum ColumnRole: Sendable, Equatable {
     /// in a CSV file that `poi export --format csv` wrote (`CSVPlaceReader.isPoiKitExport`):
     /// about the database it comes from, kept apart as a GeoJSON export's are.
     case own(String)
+    /// The third value of the position (`alt`) in a CSV file that `poi export --format csv`
+    /// wrote: a number, or nothing for a place without one. In any other file an `alt` column is
+    /// the user's, kept under extra.
+    case altitude
 }
 
 /// A record exactly as it is in the input (with `ReadOptions.keepRawRecords`), so PoiJobs can
