@@ -237,37 +237,8 @@ import Testing
         #expect(int(some, "originals") == 2)  // Tower Bridge → hubble, Karlův most → rocket (Golden Gate's image is refused)
         #expect(int(some, "thumbnailsMade") == 2)
     }
-
-    /// `--with-images` copies each photo under the name it was imported with (in a folder named
-    /// by its id), so an import of the export stores the same `originalName`, GeoJSON and CSV
-    /// alike, and a rerun of the export copies nothing again.
-    @Test func exportedPhotosKeepTheirOriginalNames() throws {
-        let ws = try Workspace("originalnames")
-        defer { ws.cleanUp() }
-        try Self.importSamples(ws)
-        let names = """
-        import pymongo, sys
-        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
-        print(sorted(f['originalName'] for f in db.files.find({'role': 'original'})))
-        """
-        let before = try ws.python(names)
-        #expect(before.contains("'coffee.jpg'"), "\(before)")
-        for output in ["a/places.geojson", "a/places.csv"] {
-            let exp = try ws.poi(["export", "-o", output, "--with-images", "a/images", "--json"])
-            #expect(exp.status == 0, "\(exp.all)")
-            let fresh = try Workspace("originalnames-fresh")
-            defer { fresh.cleanUp() }
-            try FileManager.default.copyItem(atPath: ws.path("a"), toPath: fresh.path("a"))
-            let imp = try fresh.poi(["import", output, "--json", "--quiet"])
-            #expect(try imp.status == 0 && int(fresh.json(imp), "imagesStored") == 10, "\(imp.all)")
-            #expect(try fresh.python(names) == before, "\(output)")
-        }
-        let again = try ws.poi(["export", "-o", "a/places.geojson", "--with-images", "a/images", "--json"])
-        #expect(try int(ws.json(again), "imagesCopied") == 0, "\(again.all)")
-    }
 }
 
 extension Workspace {
     func poiExport(_ args: [String]) -> Int32 { (try? poi(args + ["--quiet"]).status) ?? -1 }
-
 }

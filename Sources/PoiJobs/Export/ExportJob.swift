@@ -306,13 +306,8 @@ public final class ExportJob {
     }
 }
 
-/// Copies originals next to an export: `<dir>/<id hex>/<originalName>`, written atomically,
-/// skipped when already there with the right size (so a cron export only copies new photos).
-///
-/// The folder named by the id keeps two photos of one name apart; the file keeps the name the
-/// photo was imported with, because an import stores the name of the file it reads as the
-/// photo's `originalName`: named `<id hex><ext>`, every photo came back renamed. An original
-/// without a usable name (none stored, or one that is not a plain file name) is `<id hex><ext>`.
+/// Copies originals next to an export: `<dir>/<id hex><ext>`, written atomically, skipped when
+/// already there with the right size (so a cron export only copies new photos).
 struct ImageCopier {
     let dir: String
     /// How `image` properties name the copies: relative to the export file's folder when the
@@ -337,55 +332,36 @@ struct ImageCopier {
 
     struct Problem: Error { var reason: String }
 
-    /// `<id hex>/<originalName>`, or `<id hex><ext>` when the stored name is not a plain file
-    /// name (empty, `.`, `..`, a `/` or NUL in it, longer than a file name may be, or a name
-    /// of the rejects files and temporaries PoiKit writes beside its outputs).
-    static func copyName(of file: StoredFile) -> String {
-        guard let original = file.originalName, !original.isEmpty, original != ".", original != "..",
-              !original.utf8.contains(0x2F), !original.utf8.contains(0), original.utf8.count <= 200,
-              !original.hasPrefix(".") else { return file.fileName }
-        return file.id.hex + "/" + original
-    }
-
     /// The `image` property for the copy, and whether it had to be written.
     func copy(id: ObjectId, from store: any FileStore) -> Result<(path: String, written: Bool), Problem> {
         do {
             guard let file = try store.file(id) else { return .failure(Problem(reason: "no files document with this id")) }
-            let name = Self.copyName(of: file)
-            let target = FilePaths.join(dir, name)
+            let target = FilePaths.join(dir, file.fileName)
             var st = stat()
             if stat(target, &st) == 0, Int(st.st_size) == file.length, file.length > 0 {
-                return .success((prefix + name, false))
-            }
-            if name.contains("/") {
-                try FileManager.default.createDirectory(atPath: FilePaths.join(dir, id.hex), withIntermediateDirectories: true)
+                return .success((prefix + file.fileName, false))
             }
             try AtomicFile.write(try store.bytes(of: file), to: target, removingStale: false)
-            return .success((prefix + name, true))
+            return .success((prefix + file.fileName, true))
         } catch {
             return .failure(Problem(reason: String(describing: error)))
         }
     }
 }
 
-/// Where an export's places go: a GeoJSON writer, or a CSV one. Two optionals, not an enum: a
-/// writer taken out of an enum case to write is a copy, and its 64 KiB buffer would be copied on
-/// every feature.
+/// Where an export's places go: a GeoJSON writer, or a CSV one with its columns. Two optionals,
+/// not an enum: a writer taken out of an enum case to write is a copy, and its 64 KiB buffer
+/// would be copied on every feature.
 private struct PlaceOutput {
     private var geojson: GeoJSONWriter<FileDescriptorSink>?
     private var csv: CSVPlaceWriter<FileDescriptorSink>?
+    private var headerWritten = false
 
-    init(sink: FileDescriptorSink, options: ExportOptions, typed: Bool, spoolFolder: String?) throws(CSVPlaceWriterError) {
-        if let csv = options.csv {
+    init(sink: FileDescriptorSink, options: ExportOptions, csvColumns: CSVExportColumns?, typed: Bool) {
+        if let csv = options.csv, let csvColumns {
             var dialect = csv.tabs ? CSVDialect.tsv : .csv
             dialect.excel = csv.excel
-            if let fields = csv.fields {
-                self.csv = try CSVPlaceWriter(sink: sink, dialect: dialect, fields: fields, precision: options.precision, typed: typed,
-                                              spoolFolder: spoolFolder)
-            } else {
-                self.csv = try CSVPlaceWriter(sink: sink, dialect: dialect, precision: options.precision, typed: typed,
-                                              spoolFolder: spoolFolder)
-            }
+            self.csv = CSVPlaceWriter(sink: sink, dialect: dialect, columns: csvColumns, precision: options.precision, typed: typed)
         } else {
             geojson = GeoJSONWriter(sink: sink, style: options.style, precision: options.precision)
         }
