@@ -142,7 +142,7 @@ struct ExportCommand: ParsableCommand {
     @Flag(help: "Replace a non-empty -o file even when no place matches.")
     var allowEmpty = false
 
-    @Option(help: ArgumentHelp("Copy each place's original image into this folder (as DIR/<id>/<original name>) and write relative image paths.",
+    @Option(help: ArgumentHelp("Copy each place's original image into this folder and write relative image paths.",
                                valueName: "dir"))
     var withImages: String?
 
