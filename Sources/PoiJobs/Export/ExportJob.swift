@@ -349,19 +349,24 @@ struct ImageCopier {
     }
 }
 
-/// Where an export's places go: a GeoJSON writer, or a CSV one with its columns. Two optionals,
-/// not an enum: a writer taken out of an enum case to write is a copy, and its 64 KiB buffer
-/// would be copied on every feature.
+/// Where an export's places go: a GeoJSON writer, or a CSV one. Two optionals, not an enum: a
+/// writer taken out of an enum case to write is a copy, and its 64 KiB buffer would be copied on
+/// every feature.
 private struct PlaceOutput {
     private var geojson: GeoJSONWriter<FileDescriptorSink>?
     private var csv: CSVPlaceWriter<FileDescriptorSink>?
-    private var headerWritten = false
 
-    init(sink: FileDescriptorSink, options: ExportOptions, csvColumns: CSVExportColumns?, typed: Bool) {
-        if let csv = options.csv, let csvColumns {
+    init(sink: FileDescriptorSink, options: ExportOptions, typed: Bool, spoolFolder: String?) throws(CSVPlaceWriterError) {
+        if let csv = options.csv {
             var dialect = csv.tabs ? CSVDialect.tsv : .csv
             dialect.excel = csv.excel
-            self.csv = CSVPlaceWriter(sink: sink, dialect: dialect, columns: csvColumns, precision: options.precision, typed: typed)
+            if let fields = csv.fields {
+                self.csv = try CSVPlaceWriter(sink: sink, dialect: dialect, fields: fields, precision: options.precision, typed: typed,
+                                              spoolFolder: spoolFolder)
+            } else {
+                self.csv = try CSVPlaceWriter(sink: sink, dialect: dialect, precision: options.precision, typed: typed,
+                                              spoolFolder: spoolFolder)
+            }
         } else {
             geojson = GeoJSONWriter(sink: sink, style: options.style, precision: options.precision)
         }
