@@ -137,10 +137,16 @@ public final class CSVPlaceReader {
                       PoiKitProperties.exportColumns.contains(key) else { continue }
                 roles[i] = .own(key)
             }
+            // The altitude: its own column, named as the export names it.
+            if let i = roles.indices.first(where: { roles[$0] == .extra(PoiKitProperties.altitudeColumn)
+                                                    && trimWhitespace(names[$0]) == PoiKitProperties.altitudeColumn }) {
+                roles[i] = .altitude
+            }
             // With the own column holding NAME, `plan` kept "NAME (extra)" whole: it is extra NAME.
             for i in roles.indices {
                 guard case .extra(let key) = roles[i], let base = FieldMapping.extraName(key),
-                      PoiKitProperties.exportColumns.contains(base), !roles.contains(.extra(base)) else { continue }
+                      PoiKitProperties.exportColumns.contains(base) || base == PoiKitProperties.altitudeColumn,
+                      !roles.contains(.extra(base)) else { continue }
                 roles[i] = .extra(base)
             }
         }
@@ -548,6 +554,7 @@ struct CSVRecordConverter: Sendable {
     var delimiter: UInt8 = 0x2C
     /// Columns of the fields the validate-only fast path looks at (-1: none).
     private let nameColumn: Int, longitudeColumn: Int, latitudeColumn: Int, importKeyColumn: Int, idColumn: Int
+    private let hasAltitudeColumn: Bool
 
     init(file: String, header: [String], roles: [ColumnRole], limits: ReadLimits,
          categorySeparators: [UInt8] = Categories.defaultSeparators) {
@@ -559,6 +566,7 @@ struct CSVRecordConverter: Sendable {
         // The reader refuses a header without these three, so every index exists.
         nameColumn = roles.firstIndex(of: .field(.name)) ?? -1
         longitudeColumn = roles.firstIndex(of: .field(.longitude)) ?? -1
+        hasAltitudeColumn = roles.contains(.altitude)
         latitudeColumn = roles.firstIndex(of: .field(.latitude)) ?? -1
         importKeyColumn = roles.firstIndex(of: .field(.importKey)) ?? -1
         idColumn = roles.firstIndex(of: .field(.id)) ?? -1
@@ -601,8 +609,8 @@ struct CSVRecordConverter: Sendable {
         if r.unterminatedQuote || r.overflowed || r.joinedLines != nil || r.textAfterQuote != nil || r.fieldCount != roles.count { return false }
         // A typed column can reject a record: the full validator decides.
         if !types.isEmpty { return false }
-        // Coordinates from a WKT column go through the full validator.
-        if longitudeColumn < 0 || latitudeColumn < 0 { return false }
+        // Coordinates from a WKT column go through the full validator, and so does an altitude.
+        if longitudeColumn < 0 || latitudeColumn < 0 || hasAltitudeColumn { return false }
         let first = r.firstField
         let recordStart = first == 0 ? 0 : ends[first - 1]
         let recordEnd = ends[first + r.fieldCount - 1]
@@ -801,6 +809,13 @@ struct CSVRecordConverter: Sendable {
                     draft.poiKitProperties.append(key, .string(value))
                 }
             case .ignored: break
+            case .altitude:
+                // Nothing: a place without one. A number is written as JSON writes it (`581.0`).
+                if Self.isBlank(value) { break }
+                guard let z = DecimalText.parse(trimWhitespace(value)), z.isFinite else {
+                    return reject(header[i], "altitude must be a number, got \"\(value.prefix(40))\"")
+                }
+                draft.altitude = .double(z)
             case .pointWKT:
                 switch WKTPoint.parse(value) {
                 case .success(let point):

@@ -38,6 +38,31 @@ public enum CSVTypeSidecar {
         return self.path(forCSV: path)
     }
 
+    /// Another CSV file whose `.csvt` has the same name as `output`'s (`t.csv` beside an export
+    /// to `t.tsv`, both read with `t.csvt`), when one is there: writing the export's types would
+    /// replace that file's, and it would import with the export's types (a `1100.0` read as
+    /// text, a `null` as the word). Names are GDAL's, which PoiKit cannot change without losing
+    /// GDAL as a reader, so the export is refused instead (`ConfigurationProblem.sidecarShared`).
+    /// Files counted as CSV: the extensions `poi import` reads as CSV (`.csv .tsv .tab .psv
+    /// .txt`), gzip'd or not.
+    public static func otherCSV(sharingSidecarWith output: String) -> String? {
+        guard let sidecar = path(besideOutput: output) else { return nil }
+        let folder = output.lastIndex(of: "/").map { String(output[...$0]) } ?? ""
+        let ownName = output.lastIndex(of: "/").map { String(output[output.index(after: $0)...]) } ?? output
+        // `t.csvt` is the sidecar of `t.EXT`: the stem and one extension.
+        let stem = String(sidecar.dropFirst(folder.count).dropLast(".csvt".count))
+        var candidates = csvExtensions.map { stem + "." + $0 }
+        // `t.csv.csvt` is also `t.csv.gz`'s (GDAL replaces the last extension only).
+        if csvExtensions.contains(where: { stem.hasSuffix("." + $0) }) { candidates.append(stem + ".gz") }
+        for name in candidates where name != ownName {
+            var st = stat()
+            if stat(folder + name, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG { return folder + name }
+        }
+        return nil
+    }
+
+    static let csvExtensions = ["csv", "tsv", "tab", "psv", "txt"]
+
     /// The file's types, and the names in it GDAL does not define (read as text).
     public struct Contents: Sendable, Equatable {
         public var types: [ColumnType?]

@@ -31,6 +31,13 @@ public struct CSVWriter<Sink: ByteSink> {
     /// `quoteEmpty`: an empty value is written `""`, which a PoiKit export uses to tell an empty
     /// text from no value at all (written as nothing), as PostgreSQL's CSV does.
     public mutating func field(_ value: String, isText: Bool = true, quoteEmpty: Bool = false) {
+        var value = value
+        value.withUTF8 { field(utf8: $0, isText: isText, quoteEmpty: quoteEmpty) }
+    }
+
+    /// `field(_:isText:quoteEmpty:)` for a value's UTF-8 bytes, with no `String` made: how an
+    /// export writes the rows it held back until its columns were known.
+    public mutating func field(utf8 p: UnsafeBufferPointer<UInt8>, isText: Bool = true, quoteEmpty: Bool = false) {
         precondition(!finished, "CSVWriter.field after finish")
         if !started {
             started = true
@@ -38,31 +45,36 @@ public struct CSVWriter<Sink: ByteSink> {
         }
         if fieldsInRow > 0 { buffer.append(dialect.delimiter) }
         fieldsInRow += 1
-        var value = value
-        if dialect.excel, isText, let first = value.utf8.first,
+        // Excel's formula guard: a `'` in front, inside the quotes when there are any.
+        var guarded = false
+        if dialect.excel, isText, let first = p.first,
            first == 0x3D || first == 0x2B || first == 0x2D || first == 0x40 || first == 0x09 || first == 0x0D {
-            value = "'" + value
+            guarded = true
         }
-        rowValueBytes += value.utf8.count
-        if value.isEmpty && quoteEmpty {
+        rowValueBytes += p.count + (guarded ? 1 : 0)
+        if p.isEmpty && quoteEmpty {
             buffer.append(contentsOf: [0x22, 0x22])
             return
         }
-        value.withUTF8 { p in
-            guard Self.needsQuotes(p, delimiter: dialect.delimiter) else {
-                buffer.append(contentsOf: p)
-                return
-            }
-            buffer.append(0x22)
-            var runStart = 0
-            for i in 0..<p.count where p[i] == 0x22 {
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart...i]))
-                buffer.append(0x22)
-                runStart = i + 1
-            }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart...]))
-            buffer.append(0x22)
+        // With the guard's `'` first, a leading tab no longer needs quotes: the rule is applied
+        // to the text as written, `'` included.
+        let quoted = guarded ? (p.last == 0x20 || p.last == 0x09 || Self.holdsSpecial(p, delimiter: dialect.delimiter))
+                             : Self.needsQuotes(p, delimiter: dialect.delimiter)
+        guard quoted else {
+            if guarded { buffer.append(0x27) }
+            buffer.append(contentsOf: p)
+            return
         }
+        buffer.append(0x22)
+        if guarded { buffer.append(0x27) }
+        var runStart = 0
+        for i in 0..<p.count where p[i] == 0x22 {
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart...i]))
+            buffer.append(0x22)
+            runStart = i + 1
+        }
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart...]))
+        buffer.append(0x22)
     }
 
     /// Ends the current row; flushes when the buffer is full.
@@ -93,6 +105,11 @@ public struct CSVWriter<Sink: ByteSink> {
     private static func needsQuotes(_ p: UnsafeBufferPointer<UInt8>, delimiter: UInt8) -> Bool {
         guard let first = p.first, let last = p.last else { return false }
         if first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09 { return true }
+        return holdsSpecial(p, delimiter: delimiter)
+    }
+
+    @inline(__always)
+    private static func holdsSpecial(_ p: UnsafeBufferPointer<UInt8>, delimiter: UInt8) -> Bool {
         for b in p where b == delimiter || b == 0x22 || b == 0x0A || b == 0x0D { return true }
         return false
     }

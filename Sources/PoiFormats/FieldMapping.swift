@@ -145,7 +145,7 @@ extension FieldMapping {
             let name = trimWhitespace(header[i])
             switch role {
             case .field(let f): firstColumn[f] = name
-            case .ignored, .pointWKT, .own: continue
+            case .ignored, .pointWKT, .own, .altitude: continue
             case .extra(let key):
                 if FieldMapping.extraName(name) != nil { continue }
                 if FieldMapping.reservedNames.contains(name) {
@@ -182,6 +182,8 @@ public struct ReadNote: Sendable, Hashable {
         case quotedLines(records: Int, lines: Int, wholeRecordLines: Int)
         /// The `.csvt` beside the file (`name`) is not used, or names types PoiKit reads as text.
         case sidecarIgnored(reason: String)
+        /// Holds GDAL's text for a list (`(3:a,b,c)`, `GDALListText`): read as its items.
+        case gdalList
     }
     public var file: String
     public var kind: Kind
@@ -218,6 +220,9 @@ public struct ReadNote: Sendable, Hashable {
                 + "\(lines) lines, \(whole) of them records by themselves; if \" is plain text in this file, read it with "
                 + "--quote none"
         case .sidecarIgnored(let reason): return "\(name): \(reason)"
+        case .gdalList:
+            return "\(what) holds GDAL's text for a list, \"(N:a,b,…)\"; read as its N items (a list that cannot be "
+                + "read so is refused)"
         case .wrongType(let f, let type): return "\(what) looks like the \(f.rawValue) but holds \(type == "object" || type == "array" ? "an" : "a") \(type); kept as extra.\(key)"
         }
     }
@@ -237,6 +242,10 @@ public enum ColumnRole: Sendable, Equatable {
     /// in a CSV file that `poi export --format csv` wrote (`CSVPlaceReader.isPoiKitExport`):
     /// about the database it comes from, kept apart as a GeoJSON export's are.
     case own(String)
+    /// The third value of the position (`alt`) in a CSV file that `poi export --format csv`
+    /// wrote: a number, or nothing for a place without one. In any other file an `alt` column is
+    /// the user's, kept under extra.
+    case altitude
 }
 
 /// A record exactly as it is in the input (with `ReadOptions.keepRawRecords`), so PoiJobs can

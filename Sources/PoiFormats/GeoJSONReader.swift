@@ -634,9 +634,15 @@ struct FeatureMapper: Sendable {
             if c.count >= 3 { draft.altitude = c[2] }
         case let g?: return reject("geometry", "geometry must be an object, got \(g.typeName)")
         }
+        // `--field id=COLUMN` names the id, for GeoJSON as for CSV: the Feature `id` then is
+        // kept as `extra.id`, as a CSV's `id` column is, instead of winning over the mapping (one
+        // data set imported as CSV and as GeoJSON with the same flags is one place).
+        let idNamed = options.mapping.overrides[.id] != nil
+        var featureID: JSONValue?
         switch f["id"] {
         case nil, .null?: break
-        case .string?, .integer?, .bigInteger?, .double?: draft.id = f["id"]
+        case .string?, .integer?, .bigInteger?, .double?:
+            if idNamed { featureID = f["id"] } else { draft.id = f["id"] }
         case let i?: return reject("id", "id must be a string or a number, got \(i.typeName)")
         }
         draft.categorySeparators = options.categorySeparators
@@ -675,13 +681,30 @@ struct FeatureMapper: Sendable {
                     // A string holding a JSON array is that list, as in a CSV cell (what ogr2ogr
                     // makes of such a cell): one rule for both formats.
                     if field == .categories, case .string(let text) = m.value {
-                        draft[field] = CSVRecordConverter.categories(text)
+                        switch GDALListText.read(text) {
+                        case .notAList: draft[field] = CSVRecordConverter.categories(text)
+                        case .items(let items):
+                            notes.add(ReadNote(file: "", kind: .gdalList, name: m.key, key: m.key, noun: "property"))
+                            draft[field] = .array(items.map(JSONValue.string))
+                        case .ambiguous(let count, let pieces):
+                            return reject(m.key, GDALListText.refusal(text, count: count, pieces: pieces))
+                        }
                     } else {
                         draft[field] = m.value
                     }
                 } else if PoiKitProperties.isOwn(m.key, m.value) {
                     // What an export or rejects file says about where it came from: not the user's.
                     draft.poiKitProperties.append(m.key, m.value)
+                } else if case .string(let text) = m.value, text.utf8.first == 0x28, options.columnTypes[m.key] == nil {
+                    // GDAL's list text in any other list field (a `--types` name is read as that type).
+                    switch GDALListText.read(text) {
+                    case .notAList: draft.extra.append(m.key, m.value)
+                    case .items(let items):
+                        notes.add(ReadNote(file: "", kind: .gdalList, name: m.key, key: m.key, noun: "property"))
+                        draft.extra.append(m.key, .array(items.map(JSONValue.string)))
+                    case .ambiguous(let count, let pieces):
+                        return reject(m.key, GDALListText.refusal(text, count: count, pieces: pieces))
+                    }
                 } else {
                     draft.extra.append(m.key, m.value)
                 }
@@ -706,6 +729,12 @@ struct FeatureMapper: Sendable {
                 draft[field] = value
             }
         case let p?: return reject("properties", "properties must be an object, got \(p.typeName)")
+        }
+        if let featureID {
+            // A property named `id` went to extra too (the mapping took the name): the CSV rule, `id#2`.
+            var key = "id", k = 2
+            while draft.extra.contains(key) { key = "id#\(k)"; k += 1 }
+            draft.extra.append(key, featureID)
         }
         switch PlaceValidator.validate(draft) {
         case .success(let p): return .place(p, raw: raw)

@@ -27,6 +27,10 @@ public enum PoiKitProperties {
     /// annotations, which only rejects files carry).
     public static let exportColumns: Set<String> = Set(generated + [source] + imageTrace)
 
+    /// The CSV export's column for a position's third value (the altitude), read back as such
+    /// only in an export's header; an extra of that name is written `"alt (extra)"` there.
+    public static let altitudeColumn = "alt"
+
     /// Every name above.
     public static let names: Set<String> = Set(generated + [source] + imageTrace + rejectsAnnotations)
 

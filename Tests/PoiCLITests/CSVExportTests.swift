@@ -344,4 +344,97 @@ import Testing
         #expect(try String(contentsOfFile: ws.path("f.csvt"), encoding: .utf8)
                 == "\"String\",\"Integer64\",\"Integer(Boolean)\",\"String(JSON)\",\"String\"\n")
     }
+
+    /// GDAL names `t.csv`'s and `t.tsv`'s types file alike, `t.csvt`: an export to one never
+    /// replaces the other's (which would make it import with the wrong types, `1100.0` read as
+    /// text, with exit 0). The second export is refused, naming both, and writes nothing.
+    @Test func anExportNeverReplacesAnotherCSVsTypesFile() throws {
+        let ws = try Workspace("csv-sidecars")
+        defer { ws.cleanUp() }
+        try Self.geojson.write(toFile: ws.path("n.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "n.geojson", "--quiet"] + Self.types).status == 0)
+        #expect(try ws.poi(["export", "-o", "t.csv", "--quiet"]).status == 0)
+        let types = try String(contentsOfFile: ws.path("t.csvt"), encoding: .utf8)
+        let second = try ws.poi(["export", "-o", "t.tsv", "--fields", "name,lat,lon"])
+        #expect(second.status == 2, "\(second.all)")
+        #expect(second.stderr.contains("the types of t.tsv go to t.csvt (GDAL's name for them), which is also what t.csv is read "
+                                       + "with: it would replace t.csv's types, and t.csv would import with t.tsv's; nothing was written"),
+                "\(second.stderr)")
+        #expect(try String(contentsOfFile: ws.path("t.csvt"), encoding: .utf8) == types)
+        #expect(!FileManager.default.fileExists(atPath: ws.path("t.tsv")))
+        let again = try ws.poi(["import", "t.csv", "--json", "--quiet"])
+        let s = try ws.json(again)
+        #expect(again.status == 0 && int(s, "unchanged") == 2 && int(s, "updated") == 0, "\(again.all)")
+        // Its own name is free: t.csv.gz has t.csv.csvt, and t.csv again replaces its own.
+        #expect(try ws.poi(["export", "-o", "t.csv.gz", "--quiet"]).status == 0)
+        #expect(try ws.poi(["export", "-o", "t.csv", "--quiet"]).status == 0)
+    }
+
+    /// A position's third value (the altitude) travels in an `alt` column, typed Real, written
+    /// for a place that has one: the export imports back `unchanged` into the same database and
+    /// as the same positions into another. An extra named `alt` is `"alt (extra)"` there.
+    @Test func theAltitudeComesBackThroughACSVExport() throws {
+        let ws = try Workspace("csv-alt")
+        defer { ws.cleanUp() }
+        try """
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","id":"h1","geometry":{"type":"Point","coordinates":[6.8652,45.8326,581.0]},"properties":{"name":"High"}},
+        {"type":"Feature","id":"h2","geometry":{"type":"Point","coordinates":[2.35,48.85]},"properties":{"name":"Flat","alt":"photo of a roof"}},
+        {"type":"Feature","id":"h3","geometry":{"type":"Point","coordinates":[14.5,35.9,-0.5]},"properties":{"name":"Low"}}
+        ]}
+        """.write(toFile: ws.path("h.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "h.geojson", "--quiet"]).status == 0)
+        let before = try ws.python(Self.placesScript)
+        #expect(before.contains(#"["double:6.8652", "double:45.8326", "double:581.0"]"#), "\(before)")
+        #expect(try ws.poi(["export", "-o", "h.csv", "--quiet"]).status == 0)
+        let lines = try String(contentsOfFile: ws.path("h.csv"), encoding: .utf8).components(separatedBy: "\n")
+        #expect(lines[0] == "id,name,lat,lon,alt,placename,details,categories,importKey,imageId,thumbnailId,created_at,updated_at,"
+                + "_source,alt (extra)")
+        #expect(lines[1].contains(",High,45.8326,6.8652,581.0,"), "\(lines[1])")
+        #expect(lines[2].contains(",Flat,48.85,2.35,,"), "\(lines[2])")
+        #expect(try String(contentsOfFile: ws.path("h.csvt"), encoding: .utf8).hasPrefix("\"String\",\"String\",\"Real\",\"Real\",\"Real\","))
+        let same = try ws.poi(["import", "h.csv", "--json", "--quiet"])
+        let s = try ws.json(same)
+        #expect(same.status == 0 && int(s, "unchanged") == 3 && int(s, "updated") == 0, "\(same.all)")
+        #expect(try ws.python(Self.placesScript) == before)
+
+        let fresh = try Workspace("csv-alt-fresh")
+        defer { fresh.cleanUp() }
+        for name in ["h.csv", "h.csvt"] { try FileManager.default.copyItem(atPath: ws.path(name), toPath: fresh.path(name)) }
+        #expect(try fresh.poi(["import", "h.csv", "--quiet"]).status == 0)
+        #expect(try fresh.python(Self.placesScript) == before)
+    }
+
+    /// `--fields` writes a null as the full export does (`null` in a String(JSON) column), so a
+    /// typed column's nulls come back null, not missing; and a text column with nulls too.
+    @Test func aNullThroughFieldsComesBackNull() throws {
+        let ws = try Workspace("csv-fields-null")
+        defer { ws.cleanUp() }
+        try "importKey,name,lat,lon,elevation\nk1,A,1,2,1100.0\nk2,B,3,4,\n".write(toFile: ws.path("e.csv"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "e.csv", "--types", "elevation=double", "--quiet"]).status == 0)
+        try """
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","geometry":{"type":"Point","coordinates":[5,6]},"properties":{"importKey":"k3","name":"C","elevation":null,"note":"x"}},
+        {"type":"Feature","geometry":{"type":"Point","coordinates":[7,8]},"properties":{"importKey":"k4","name":"D","elevation":7.5,"note":null}}
+        ]}
+        """.write(toFile: ws.path("n.geojson"), atomically: true, encoding: .utf8)
+        #expect(try ws.poi(["import", "n.geojson", "--quiet"]).status == 0)
+        let stored = """
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(sorted((d['importKey'], sorted(d['extra'].items())) for d in db.locations.find()))
+        """
+        let before = try ws.python(stored)
+        #expect(before == "[('k1', [('elevation', 1100.0)]), ('k2', [('elevation', None)]), ('k3', [('elevation', None), ('note', 'x')]), "
+                + "('k4', [('elevation', 7.5), ('note', None)])]")
+        #expect(try ws.poi(["export", "-o", "f.csv", "--fields", "importKey,name,lat,lon,elevation,note", "--quiet"]).status == 0)
+        #expect(try String(contentsOfFile: ws.path("f.csvt"), encoding: .utf8)
+                == "\"String\",\"String\",\"Real\",\"Real\",\"String(JSON)\",\"String(JSON)\"\n")
+        #expect(try String(contentsOfFile: ws.path("f.csv"), encoding: .utf8)
+                == "importKey,name,lat,lon,elevation,note\nk1,A,1,2,1100.0,\nk2,B,3,4,null,\nk3,C,6,5,null,\"\"\"x\"\"\"\nk4,D,8,7,7.5,null\n")
+        let again = try ws.poi(["import", "f.csv", "--json", "--quiet"])
+        let s = try ws.json(again)
+        #expect(again.status == 0 && int(s, "unchanged") == 4 && int(s, "updated") == 0, "\(again.all)")
+        #expect(try ws.python(stored) == before)
+    }
 }

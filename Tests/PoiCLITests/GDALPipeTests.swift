@@ -108,4 +108,93 @@ import Testing
         #expect(read == exported)
         #expect(exported.contains("true"), "a boolean extra is in the samples: \(exported)")
     }
+
+    /// Lists through GDAL 3.6: places whose categories (and another list property) are JSON
+    /// arrays, one holding an item with a comma.
+    static let lists = """
+    {"type":"FeatureCollection","features":[
+    {"type":"Feature","geometry":{"type":"Point","coordinates":[2.35,48.85]},"properties":{"name":"A",
+     "categories":["aerodrome","medium airport","scheduled service"],"runways":["09/27","13/31"]}},
+    {"type":"Feature","geometry":{"type":"Point","coordinates":[2.36,48.86]},"properties":{"name":"B",
+     "categories":["x,y","z"],"runways":["18"]}}
+    ]}
+    """
+
+    /// `[name, categories, extra.runways]` of each place in `database`, sorted.
+    static func lists(_ ws: Workspace, database: String) throws -> String {
+        try PoiProcess.python("""
+        import json, pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        x = lambda p: p.get('extra', {})
+        # GPX keeps a property of its own extensions under a prefixed name.
+        print(json.dumps(sorted([p['name'], p.get('categories'), x(p).get('runways', x(p).get('ogr_runways'))] for p in db.locations.find())))
+        """, [ws.uri, database])
+    }
+
+    /// GDAL 3.6 stores a list in a format without list fields, made with `-mapFieldType
+    /// StringList=String`, as its list text `(3:aerodrome,medium airport,scheduled service)`: such
+    /// a text is read as its items, with a note, and one whose items cannot be told apart (an
+    /// item holds a comma) is refused naming the property, never stored as one category.
+    @Test func gdalListTextIsReadAsItsItemsAndAnAmbiguousOneIsRefused() throws {
+        guard let ogr2ogr = Self.ogr2ogr else {
+            try Test.cancel("SKIPPED: ogr2ogr is not installed (apt-get install gdal-bin)")
+            return
+        }
+        let ws = try Workspace("gdallisttext")
+        defer { ws.cleanUp() }
+        try Self.lists.write(toFile: ws.path("lists.geojson"), atomically: true, encoding: .utf8)
+        for (i, format) in [("GPKG", "s.gpkg"), ("FlatGeobuf", "s.fgb")].enumerated() {
+            let made = try Self.shell(ws, "\(ogr2ogr) -f \(format.0) -mapFieldType StringList=String \(format.1) lists.geojson")
+            #expect(made.status == 0, "\(format.0): \(made.stderr)")
+            let database = ws.database + "_l\(i)"
+            defer { _ = try? PoiProcess.python("import pymongo,sys; pymongo.MongoClient(sys.argv[1]).drop_database(sys.argv[2])",
+                                               [ws.uri, database]) }
+            let piped = try Self.shell(ws, "\(ogr2ogr) -f GeoJSONSeq /vsistdout/ \(format.1) | \"$POI\" import - --db \(database) --uploads up")
+            #expect(piped.status == 1, "\(format.0): \(piped.stderr)")  // B refused
+            #expect(piped.stderr.contains(#"property "categories" holds GDAL's text for a list, "(N:a,b,…)"; read as its N items"#),
+                    "\(format.0): \(piped.stderr)")
+            #expect(piped.stderr.contains(#"property "runways" holds GDAL's text for a list"#), "\(format.0): \(piped.stderr)")
+            #expect(try Self.lists(ws, database: database)
+                    == #"[["A", ["aerodrome", "medium airport", "scheduled service"], ["09/27", "13/31"]]]"#, "\(format.0)")
+            let rejects = try String(contentsOfFile: ws.path("stdin.rejects.geojson"), encoding: .utf8)
+            #expect(rejects.contains(#""_field":"categories""#) && rejects.contains(
+                #"\"(2:x,y,z)\" is GDAL's text for a list of 2 items, but it holds 3 comma-separated pieces (an item holds a comma)"#),
+                    "\(format.0): \(rejects)")
+        }
+    }
+
+    /// The README's commands for making a GDAL file from GeoJSON keep lists as lists on GDAL
+    /// 3.6 (`-oo ARRAY_AS_STRING=YES`: each list is stored as its JSON text), for every format
+    /// it names: the piped import stores exactly the lists of the GeoJSON, with no note.
+    @Test func theREADMEsGDALCommandsKeepListsAsLists() throws {
+        guard let ogr2ogr = Self.ogr2ogr else {
+            try Test.cancel("SKIPPED: ogr2ogr is not installed (apt-get install gdal-bin)")
+            return
+        }
+        let ws = try Workspace("gdallists")
+        defer { ws.cleanUp() }
+        try Self.lists.write(toFile: ws.path("lists.geojson"), atomically: true, encoding: .utf8)
+        let expected = #"[["A", ["aerodrome", "medium airport", "scheduled service"], ["09/27", "13/31"]], ["B", ["x,y", "z"], ["18"]]]"#
+        let make = "\(ogr2ogr) -oo ARRAY_AS_STRING=YES"
+        let cases: [(name: String, make: String, pipe: String, flags: String)] = [
+            ("GeoPackage", "\(make) -f GPKG l.gpkg lists.geojson", "\(ogr2ogr) -f GeoJSONSeq /vsistdout/ l.gpkg", ""),
+            ("FlatGeobuf", "\(make) -f FlatGeobuf l.fgb lists.geojson", "\(ogr2ogr) -f GeoJSONSeq /vsistdout/ l.fgb", ""),
+            ("Shapefile", "\(make) -f 'ESRI Shapefile' -lco ENCODING=UTF-8 l.shp lists.geojson",
+             "\(ogr2ogr) -f GeoJSONSeq -t_srs EPSG:4326 /vsistdout/ l.shp", ""),
+            ("KML", "\(make) -f KML l.kml lists.geojson", "\(ogr2ogr) -f GeoJSONSeq /vsistdout/ l.kml", ""),
+            ("GPX", "\(make) -f GPX -dsco GPX_USE_EXTENSIONS=YES l.gpx lists.geojson",
+             "\(ogr2ogr) -f GeoJSONSeq /vsistdout/ l.gpx waypoints", "--field categories=ogr_categories"),
+        ]
+        for (i, c) in cases.enumerated() {
+            let made = try Self.shell(ws, c.make)
+            #expect(made.status == 0, "\(c.name): \(made.stderr)")
+            let database = ws.database + "_m\(i)"
+            defer { _ = try? PoiProcess.python("import pymongo,sys; pymongo.MongoClient(sys.argv[1]).drop_database(sys.argv[2])",
+                                               [ws.uri, database]) }
+            let piped = try Self.shell(ws, "\(c.pipe) | \"$POI\" import - --db \(database) --uploads up-\(i) \(c.flags)")
+            #expect(piped.status == 0, "\(c.name): \(piped.stderr)")
+            #expect(!piped.stderr.contains("GDAL's text"), "\(c.name): \(piped.stderr)")
+            #expect(try Self.lists(ws, database: database) == expected, "\(c.name)")
+        }
+    }
 }

@@ -253,4 +253,28 @@ import Testing
         #expect(r.stderr.contains("broken-icc.jpg: ICC profile ignored: "), "\(r.stderr)")
         #expect(r.stderr.contains("(thumbnail made as if untagged)"), "\(r.stderr)")
     }
+
+    /// `--field id=COLUMN` names the id for GeoJSON as for CSV: the same data set imported as
+    /// CSV and as GeoJSON with the same flags is one place, keyed by that column, and a Feature
+    /// `id` is kept as `extra.id`, as the CSV's `id` column is.
+    @Test(.liveServer) func anExplicitIdMappingWinsOverAFeatureIdAsInCSV() throws {
+        let ws = try Workspace("idmapping")
+        defer { ws.cleanUp() }
+        try "id,source_id,name,lat,lon\n42,geonames:2988507,Paris,48.85341,2.3488\n"
+            .write(toFile: ws.path("p.csv"), atomically: true, encoding: .utf8)
+        try """
+        {"type":"FeatureCollection","features":[{"type":"Feature","id":"42","geometry":{"type":"Point","coordinates":[2.3488,48.85341]},
+         "properties":{"source_id":"geonames:2988507","name":"Paris"}}]}
+        """.write(toFile: ws.path("p.geojson"), atomically: true, encoding: .utf8)
+        let csv = try ws.poi(["import", "p.csv", "--field", "id=source_id", "--json", "--quiet"])
+        #expect(try csv.status == 0 && int(ws.json(csv), "inserted") == 1, "\(csv.all)")
+        let geojson = try ws.poi(["import", "p.geojson", "--field", "id=source_id", "--json", "--quiet"])
+        let g = try ws.json(geojson)
+        #expect(geojson.status == 0 && int(g, "inserted") == 0 && int(g, "unchanged") == 1, "\(geojson.all)")
+        #expect(try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(sorted((d['importKey'], d['extra']) for d in db.locations.find()))
+        """) == "[('geonames:2988507', {'id': '42'})]")
+    }
 }

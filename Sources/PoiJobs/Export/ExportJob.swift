@@ -36,8 +36,8 @@ public struct CSVExportOptions: Sendable, Equatable {
     public var tabs = false
     /// `--excel`: a byte-order mark, CRLF, formulas shown as text (`CSVWriter.Dialect.excel`).
     public var excel = false
-    /// `--fields`: these columns in this order, one pass, every value as text; nil: every
-    /// column the places have (a first pass finds them).
+    /// `--fields`: these columns in this order; nil: every column the places have (found while
+    /// the rows are written, `CSVPlaceWriter`).
     public var fields: [String]?
 
     public init(tabs: Bool = false, excel: Bool = false, fields: [String]? = nil) {
@@ -96,7 +96,7 @@ public final class ExportJob {
         var attempts = 1
         while true {
             do {
-                return try runOnce()
+                return try runPass()
             } catch {
                 guard options.outputPath != nil, case .store(let storeError) = error, storeError.isTransient else { throw error }
                 if case .unreachable = storeError, !database.connection.hasBeenReached { throw error }
@@ -112,23 +112,15 @@ public final class ExportJob {
         }
     }
 
-    /// One export; a CSV export whose places changed between its two passes (`CSVColumnsChanged`)
-    /// is written again from the top, up to three times, when it goes to a file.
-    private func runOnce() throws(JobError) -> ExportSummary {
-        var attempt = 1
-        while true {
-            var changed: CSVColumnsChanged?
-            do { return try runPass(changed: &changed) } catch {
-                guard changed != nil, options.outputPath != nil, attempt < 3 else { throw error }
-                attempt += 1
-            }
-        }
-    }
-
-    private func runPass(changed: inout CSVColumnsChanged?) throws(JobError) -> ExportSummary {
+    private func runPass() throws(JobError) -> ExportSummary {
         let started = Date()
         var summary = ExportSummary()
         summary.output = options.outputPath
+        // Before anything is read: the `.csvt` would be another file's too.
+        if options.csv != nil, let output = options.outputPath, let other = CSVTypeSidecar.otherCSV(sharingSidecarWith: output),
+           let sidecar = CSVTypeSidecar.path(besideOutput: output) {
+            throw .configuration(.sidecarShared(output: output, sidecar: sidecar, other: other))
+        }
 
         let filter: BSONDocument
         let total: Int?
@@ -157,35 +149,6 @@ public final class ExportJob {
         let images = try options.imagesDir.map { (dir) throws(JobError) in try ImageCopier(dir: dir, outputPath: options.outputPath) }
         if images != nil && fileStore == nil { throw .configuration(.imagesNeedFileStore) }
 
-        // CSV: the header must be known before the first row, so a first pass finds the
-        // properties the places carry (memory: one entry per distinct property name).
-        let csvColumns: CSVExportColumns?
-        if let csv = options.csv {
-            if let fields = csv.fields {
-                csvColumns = CSVExportColumns(fields: fields)
-            } else {
-                var survey = CSVColumnSurvey()
-                do {
-                    // Only what becomes a column beyond the fixed ones (and the Point, without which
-                    // a place is not exported): the same function builds the row later.
-                    let pass = try database.locations.find(filter, sort: ["_id": 1], projection: CSVColumnSurvey.projection,
-                                                           batchSize: options.batchSize)
-                    defer { pass.close() }
-                    while let doc = try pass.next() {
-                        // With --with-images, a place with a photo gets an `image` column.
-                        let image: String? = images != nil && doc["imageId"] != nil ? "" : nil
-                        if let feature = PlaceDocument.feature(from: doc, imagePath: image) { survey.add(feature) }
-                    }
-                } catch {
-                    throw .store(queryError(error))
-                }
-                csvColumns = survey.columns()
-            }
-            summary.columns = csvColumns?.names
-        } else {
-            csvColumns = nil
-        }
-
         let file: AtomicFile?
         let outputName = options.outputPath ?? "-"
         do { file = try options.outputPath.map { (p) throws(FileError) in try AtomicFile(path: p) } } catch {
@@ -194,8 +157,19 @@ public final class ExportJob {
         // A new file is fsync'd when complete: its pages go to disk as it grows.
         let sink = FileDescriptorSink(fd: file?.fd ?? 1, name: options.outputPath ?? "stdout", gzip: options.gzip,
                                       writesBackAhead: file?.temporaryPath != nil)
-        let sidecar = csvColumns == nil ? nil : CSVTypeSidecar.path(besideOutput: options.outputPath)
-        var writer = PlaceOutput(sink: sink, options: options, csvColumns: csvColumns, typed: sidecar != nil)
+        let sidecar = options.csv == nil ? nil : CSVTypeSidecar.path(besideOutput: options.outputPath)
+        var writer: PlaceOutput
+        do {
+            // A CSV's rows wait beside the output, on the disk that will hold it (not beside a device).
+            writer = try PlaceOutput(sink: sink, options: options, typed: sidecar != nil,
+                                     spoolFolder: sidecar.flatMap { _ in options.outputPath.map(FilePaths.folder(of:)) })
+        } catch {
+            file?.abandon()
+            switch error {
+            case .format(let e): throw JobError.output(path: outputName, reason: e.reasonWithoutFile)
+            case .spool(let reason): throw JobError.output(path: outputName, reason: reason)
+            }
+        }
         var lastProgress = Date.distantPast
         do throws(JobError) {
             while true {
@@ -220,11 +194,8 @@ public final class ExportJob {
                 }
                 do { try writer.write(feature) } catch {
                     switch error {
-                    case .changed(let c):
-                        changed = c
-                        throw JobError.output(path: outputName, reason: "place \(c.place) changed while the export ran (property "
-                                              + "'\(c.property)' no longer fits the columns its first pass chose); run it again")
                     case .format(let e): throw JobError.output(path: outputName, reason: e.reasonWithoutFile)
+                    case .spool(let reason): throw JobError.output(path: outputName, reason: reason)
                     }
                 }
                 summary.features += 1
@@ -234,28 +205,33 @@ public final class ExportJob {
                                                    images: summary.imagesCopied, seconds: Date().timeIntervalSince(started))))
                 }
             }
-            do { try writer.finish() } catch { throw JobError.output(path: outputName, reason: error.reasonWithoutFile) }
+            do { try writer.finish() } catch {
+                switch error {
+                case .format(let e): throw JobError.output(path: outputName, reason: e.reasonWithoutFile)
+                case .spool(let reason): throw JobError.output(path: outputName, reason: reason)
+                }
+            }
+            summary.columns = writer.csvColumns
             if summary.features == 0, !options.allowEmpty, let path = options.outputPath,
                options.csv != nil ? Self.holdsCSVRows(path) : Self.holdsMoreThanAnEmptyExport(path, style: options.style) {
                 throw JobError.configuration(.emptyResultWouldReplace(path: path))
             }
             // The `.csvt` goes in first: a reader that finds the new CSV finds its types.
-            if let csvColumns, let sidecar {
-                let text = csvColumns.sidecarText(kinds: writer.columnKinds)
+            if let sidecar, let text = writer.sidecarText {
                 do { try AtomicFile.write(Array(text.utf8), to: sidecar) } catch { throw JobError.file(error) }
                 summary.typesFile = sidecar
             }
             do { try file?.commit() } catch { throw JobError.file(error) }
-            if let csvColumns {
+            if let csvColumns = writer.csvColumns {
                 let limits = ReadLimits()
-                if csvColumns.columns.count > limits.maxFields {
-                    summary.beyondImportLimits = "\(csvColumns.columns.count) columns, more than the \(limits.maxFields) poi import reads"
+                if csvColumns.count > limits.maxFields {
+                    summary.beyondImportLimits = "\(csvColumns.count) columns, more than the \(limits.maxFields) poi import reads"
                 } else if writer.longestRow > limits.maxRecordBytes {
                     summary.beyondImportLimits = "a row of \(writer.longestRow) bytes, more than the \(limits.maxRecordBytes) poi import reads"
                 }
             }
-            if options.csv?.fields != nil, summary.features > 0, let csvColumns {
-                summary.emptyColumns = zip(csvColumns.names, writer.filledColumns).filter { !$0.1 }.map(\.0)
+            if options.csv?.fields != nil, summary.features > 0, let csvColumns = writer.csvColumns {
+                summary.emptyColumns = zip(csvColumns, writer.filledColumns).filter { !$0.1 }.map(\.0)
             }
         } catch {
             file?.abandon()
@@ -373,19 +349,24 @@ struct ImageCopier {
     }
 }
 
-/// Where an export's places go: a GeoJSON writer, or a CSV one with its columns. Two optionals,
-/// not an enum: a writer taken out of an enum case to write is a copy, and its 64 KiB buffer
-/// would be copied on every feature.
+/// Where an export's places go: a GeoJSON writer, or a CSV one. Two optionals, not an enum: a
+/// writer taken out of an enum case to write is a copy, and its 64 KiB buffer would be copied on
+/// every feature.
 private struct PlaceOutput {
     private var geojson: GeoJSONWriter<FileDescriptorSink>?
     private var csv: CSVPlaceWriter<FileDescriptorSink>?
-    private var headerWritten = false
 
-    init(sink: FileDescriptorSink, options: ExportOptions, csvColumns: CSVExportColumns?, typed: Bool) {
-        if let csv = options.csv, let csvColumns {
+    init(sink: FileDescriptorSink, options: ExportOptions, typed: Bool, spoolFolder: String?) throws(CSVPlaceWriterError) {
+        if let csv = options.csv {
             var dialect = csv.tabs ? CSVDialect.tsv : .csv
             dialect.excel = csv.excel
-            self.csv = CSVPlaceWriter(sink: sink, dialect: dialect, columns: csvColumns, precision: options.precision, typed: typed)
+            if let fields = csv.fields {
+                self.csv = try CSVPlaceWriter(sink: sink, dialect: dialect, fields: fields, precision: options.precision, typed: typed,
+                                              spoolFolder: spoolFolder)
+            } else {
+                self.csv = try CSVPlaceWriter(sink: sink, dialect: dialect, precision: options.precision, typed: typed,
+                                              spoolFolder: spoolFolder)
+            }
         } else {
             geojson = GeoJSONWriter(sink: sink, style: options.style, precision: options.precision)
         }
@@ -396,26 +377,24 @@ private struct PlaceOutput {
             do { try geojson!.write(feature) } catch { throw .format(error) }
             return
         }
-        if !headerWritten {
-            headerWritten = true
-            do { try csv!.header() } catch { throw .format(error) }
-        }
         try csv!.write(feature)
     }
 
-    mutating func finish() throws(FormatError) {
-        if geojson != nil { return try geojson!.finish() }
-        if !headerWritten {
-            headerWritten = true
-            try csv!.header()
+    mutating func finish() throws(CSVPlaceWriterError) {
+        if geojson != nil {
+            do { try geojson!.finish() } catch { throw .format(error) }
+            return
         }
         try csv!.finish()
     }
 
+    /// CSV: the header's columns, and the `.csvt` text for them.
+    var csvColumns: [String]? { csv?.columns }
+    var sidecarText: String? { csv?.sidecarText }
+
     /// CSV: the longest row written, in bytes.
     var longestRow: Int { csv?.writer.longestRow ?? 0 }
 
-    /// CSV: which columns got a value in some row, and of what kinds.
+    /// CSV: which columns got a value in some row.
     var filledColumns: [Bool] { csv?.filled ?? [] }
-    var columnKinds: [CSVColumnSurvey.Kinds] { csv?.kinds ?? [] }
 }

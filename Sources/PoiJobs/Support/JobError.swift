@@ -65,6 +65,9 @@ public enum ConfigurationProblem: Sendable, Equatable, CustomStringConvertible, 
     /// Keeping the last record of each key reads the inputs twice; standard input, a pipe or a
     /// device can be read once (`FilePaths.isReadOnce`).
     case lastWinsNeedsFiles(input: String)
+    /// A CSV export to `output` would write `sidecar`, which is also the `.csvt` that `other`
+    /// (another CSV file beside it) is read with (`CSVTypeSidecar.otherCSV`).
+    case sidecarShared(output: String, sidecar: String, other: String)
     case other(String)
 
     public init(stringLiteral value: String) { self = .other(value) }
@@ -85,6 +88,9 @@ public enum ConfigurationProblem: Sendable, Equatable, CustomStringConvertible, 
         case .lastWinsNeedsFiles(let input):
             return "keeping the last record of each key reads the input twice, and "
                 + (input == "-" ? "standard input" : "\(input) (a pipe or device)") + " can be read only once"
+        case .sidecarShared(let output, let sidecar, let other):
+            return "the types of \(output) go to \(sidecar) (GDAL's name for them), which is also what \(other) is read "
+                + "with: it would replace \(other)'s types, and \(other) would import with \(output)'s; nothing was written"
         case .other(let text):
             return text
         }

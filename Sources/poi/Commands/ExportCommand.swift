@@ -49,26 +49,29 @@ struct ExportCommand: ParsableCommand {
         -o file unless --allow-empty is given (it exits 2 and leaves the file as it was).
 
         CSV (--format csv, or an -o name ending in .csv, .csv.gz, .tsv or .tsv.gz): one row per \
-        place, columns id (the _id), name, lat, lon (exact, as in GeoJSON), placename, details, \
+        place, columns id (the _id), name, lat, lon (exact, as in GeoJSON), alt (the altitude, when a \
+        place has one), placename, details, \
         categories (joined with ";", what the import splits on; as a JSON array when a category \
         holds ";" or "|"), importKey, imageId, thumbnailId, created_at, updated_at (ISO 8601), then \
         every other property the GeoJSON export would write (_source, imageSource, image with \
         --with-images, each extra under the same "NAME (extra)" rule) as a column of its own, in the \
         order first seen. Text is written as it is, an empty text as "", and a place without the \
         property gets nothing at all; numbers and booleans as JSON writes them; lists and objects as \
-        compact JSON. Finding the columns takes a first pass over the places. --fields a,b,c picks \
-        and orders the columns instead (as mongoexport --fields; one pass). --excel writes what \
+        compact JSON. The places are read once: rows wait in a temporary file beside the output \
+        until the columns are known. --fields a,b,c picks and orders the columns instead (as \
+        mongoexport --fields). --excel writes what \
         Excel opens right by double-click: a UTF-8 byte-order mark, CRLF, and text starting with = + \
         - @ prefixed with ' so it is not run as a formula (for people: the prefix is part of the \
         text to any other reader).
 
         Beside an -o CSV file goes its GDAL .csvt (places.csv -> places.csvt, places.csv.gz -> \
-        places.csv.csvt, as ogr2ogr names and writes it with -lco CREATE_CSVT=YES): each column's \
+        places.csv.csvt, as ogr2ogr names and writes it with -lco CREATE_CSVT=YES; an export whose \
+        .csvt would be another CSV's too, t.tsv beside t.csv, is refused): each column's \
         type. `poi import` and ogr2ogr read it, so numbers, booleans and dates come back typed. A \
         column of lists or objects, or whose values differ in type, is String(JSON), and each of its \
-        values is written as JSON ("text" in quotes); GDAL 3.6 does not know that type, says so, and \
-        reads the column as text. Imported back, the CSV leaves every place unchanged (coordinates' \
-        third value aside: CSV has no column for it); moved without its .csvt, typed values come \
+        values is written as JSON ("text" in quotes, null as null); GDAL 3.6 does not know that type, \
+        says so, and reads the column as text. Imported back, the CSV leaves every place unchanged, \
+        its altitude included; moved without its .csvt, typed values come \
         back as text. Standard output, a device or a pipe gets no .csvt. A CSV with more columns \
         (4096) or a longer row (1 MiB) than `poi import` reads is written with a warning.
 

@@ -29,6 +29,7 @@ enum CLIHints {
         case .configuration(.imagesNeedFileStore): return "--with-images reads the images from --uploads DIR or --gridfs."
         case .configuration(.noSuchCollection): return "Name the database with --db (or in the URI)."
         case .configuration(.emptyResultWouldReplace): return "Give --allow-empty to replace it with the empty result."
+        case .configuration(.sidecarShared): return "Export to a name of its own (another stem), or move the other file away."
         case .configuration(.lastWinsNeedsFiles): return "Save the input to a file and read that, or use --on-duplicate first or reject."
         case .inputChanged: return "Run the import again once the file is complete."
         case .input(let format), .inputCutShort(let format, _, _): return hint(for: format)
