@@ -307,7 +307,7 @@ struct CollectionRoutes: Sendable {
     }
 
     /// Fields of a stored place that a `PUT /locations/:id` without them keeps: the import's key
-    /// and provenance (DESIGN §4), which no app sends back.
+    /// and provenance (ARCHITECTURE.md §4), which no app sends back.
     static let keptOnReplace = ["importKey", "source"]
 
     /// The reference answers with the driver's delete result; its `connection` part (the

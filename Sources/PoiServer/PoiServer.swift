@@ -8,7 +8,7 @@ import NIOPosix
 import PoiStore
 import ServiceLifecycle
 
-/// `poi serve`: the TourMyTown backend's REST API over PoiStore (DESIGN.md §7).
+/// `poi serve`: the TourMyTown backend's REST API over PoiStore (ARCHITECTURE.md §7).
 public struct PoiServer: Sendable {
     /// Makes Swift concurrency's global executor the server's own event loops (NIO's singleton
     /// group, the one Hummingbird serves on), so a request's handler runs where its connection

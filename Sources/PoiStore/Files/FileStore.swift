@@ -48,7 +48,7 @@ public struct FileInfo: Sendable, Equatable {
     }
 }
 
-/// One `files` document (DESIGN.md §1): the backend's fields plus PoiKit's.
+/// One `files` document (ARCHITECTURE.md §1): the backend's fields plus PoiKit's.
 public struct StoredFile: Sendable, Equatable {
     public var id: ObjectId
     public var contentType: String
