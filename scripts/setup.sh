@@ -17,8 +17,11 @@ cd "$(dirname "$0")/.."
 # make bench-images' floor (libjpeg-turbo alone at 1/8).
 # libwebp-dev: WebP thumbnails (--format webp, CCodecs/webp_codec.c; issue 27).
 # libdeflate-dev: a PNG's image data inflated in one call (CCodecs/png_codec.c; issue 26).
+# nginx-light wrk libvips-tools: the peers of make bench-smoke (CI) and bench-serve/bench-images:
+# nginx serving the same files with sendfile, the load generator, vipsthumbnail.
 DEBS=(libpng-dev libjpeg-dev liblcms2-dev libwebp-dev libdeflate-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin
-      imagemagick-6.q16 nodejs node-express node-mongodb icc-profiles-free libgs-common libjpeg-turbo-progs)
+      imagemagick-6.q16 nodejs node-express node-mongodb icc-profiles-free libgs-common libjpeg-turbo-progs
+      nginx-light wrk libvips-tools)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
