@@ -12,7 +12,8 @@ help:
 	@echo "make demo    set up, build, and run the main job on Samples/ against the embedded server"
 	@echo "make test    set up and run every test against a live server"
 	@echo "make setup | build | db-start | db-stop | clean"
-	@echo "make bench   every benchmark beside its peers, one table (out/bench.json)"
+	@echo "make bench   every benchmark beside its peers, one table (out/bench.json), beside Benchmarks/baseline.json"
+	@echo "make bench-smoke   the short bench CI runs: downloads vs nginx, thumbnails vs vipsthumbnail, import vs pymongo"
 	@echo "make crash-test | fault-test | hostile-test | arena-test | fuzz SECONDS=N   reliability suites and fuzzers"
 	@echo "make lint    the module rules of DESIGN §3 (self-test first, then this tree)"
 	@echo "make api-fuzz | client-test   schemathesis with every check; the generated Swift client doing what the app does"
@@ -98,10 +99,23 @@ bench-serve-deps:
 	@if [ "$$(id -u)" -eq 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk nginx-light >/dev/null; \
 	else echo "bench-serve: needs wrk and nginx-light (apt-get install wrk nginx-light)" >&2; fi
 
-# Every benchmark in one run, ending with one table (also out/bench.json). BENCHES= to choose.
-.PHONY: bench
+# Every benchmark in one run, ending with one table (also out/bench.json), then every row beside
+# the committed baseline (Benchmarks/baseline.json): a row more than 15 % worse fails the run.
+# BENCHES= to choose. A commit that moves rows on purpose records them and why:
+#   make bench-baseline REASON="..." [FROM=out/bench-smoke.json]
+.PHONY: bench bench-baseline bench-smoke
 bench: setup
 	@.venv/bin/python scripts/bench.py
+
+bench-baseline:
+	@.venv/bin/python scripts/bench_baseline.py
+
+# A few minutes (CI runs it): a big download and a thumbnail download against nginx on the same
+# files, JPEG thumbnails against vipsthumbnail, an import against pymongo's insert_many; fails
+# below generous floors (scripts/bench-smoke.py). Measures the release binary: a debug build's
+# figures say nothing about speed. POI= to measure another binary.
+bench-smoke: build
+	@POI=$${POI:-$(CURDIR)/$(RELEASE_BIN)} scripts/db.sh with .venv/bin/python scripts/bench-smoke.py
 
 # Reliability suites (issue 7), each ending with `<suite>: N passed, M failed`.
 # crash-test: kill -9 `poi import` / `poi thumbnails --all` at seeded random moments, rerun, check

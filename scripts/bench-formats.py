@@ -59,6 +59,38 @@ def generate(n, csv_path, geojson_path):
     os.replace(tmp_geo, geojson_path)
 
 
+KEYED_ROWS = 253_678
+
+
+def generate_keyed(n, with_id, path):
+    """`poi check`'s key rule with and without an id column: the same n places, written once
+    with an `id` column and once without (keys then derived from name and coordinates). Every
+    200th row is an exact copy of an earlier one and every 1,000th another record at an earlier
+    one's name and coordinates (and id), so both files have the same duplicates to find."""
+    if os.path.exists(path):
+        return
+    rng = random.Random(44)
+    rows = []
+    for i in range(n):
+        if i and i % 1000 == 0:
+            j = rng.randrange(i)
+            rows.append(rows[j][:4] + [f"another record of row {j}"] + rows[j][5:])
+            continue
+        if i and i % 200 == 0:
+            rows.append(list(rows[rng.randrange(i)]))
+            continue
+        name = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3))) + f" {i}"
+        rows.append([f"p-{i}", name, f"{rng.uniform(-90, 90):.7f}", f"{rng.uniform(-180, 180):.7f}",
+                     f"{rng.randint(1, 999)} Main Street", ";".join(rng.sample(TAGS, rng.randint(0, 3)))])
+    with open(path + ".tmp", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        header = ["id", "name", "lat", "lon", "address", "tags"]
+        w.writerow(header if with_id else header[1:])
+        for r in rows:
+            w.writerow(r if with_id else r[1:])
+    os.replace(path + ".tmp", path)
+
+
 def run(cmd, prepare=None, repeat=None):
     """Median-of-REPEAT wall seconds, peak RSS in MB and median CPU seconds (user+sys) of `cmd`.
     CPU time is printed too because wall time is noisy when other work shares the machine."""
@@ -138,6 +170,13 @@ def main():
     # GNU gzip inflates with its own code, not zlib's, and writes what it inflates (to /dev/null):
     # the floor a user compares with; poi's inflate thread is zlib's. Measured on 2 cores
     # (issue 17): poi 0.73 s wall / 1.25 s CPU, gzip -dc 0.89 s: 0.83x wall.
+    # The key rule without an id column (name + coordinates, hashed) costs at most 1.5x the same
+    # check keyed by the id column: same places, same duplicates.
+    keyed_id, keyed_derived = (os.path.join(BENCH, f"keyed-{KEYED_ROWS}-{kind}.csv") for kind in ("id", "no-id"))
+    generate_keyed(KEYED_ROWS, True, keyed_id)
+    generate_keyed(KEYED_ROWS, False, keyed_derived)
+    row(f"check CSV keyed without id {KEYED_ROWS}", *run_pair([POI, "check", keyed_derived], [POI, "check", keyed_id]),
+        "same, keyed by id", "<= 1.5")
     gz_l = csv_l + ".gz"
     if not os.path.exists(gz_l) or os.path.getmtime(gz_l) < os.path.getmtime(csv_l):
         with open(gz_l + ".tmp", "wb") as f:

@@ -4,9 +4,15 @@
 Each bench script prints its own detailed table and appends result rows (JSON lines) to
 $BENCH_RESULTS; this driver runs them in order, then prints
   benchmark | PoiKit | peer | ratio | target | met?
-and writes the same rows to out/bench.json.
+and writes the same rows to out/bench.json. Then every row beside the committed baseline
+(Benchmarks/baseline.json, scripts/bench_baseline.py): a row more than 15 % worse than its
+baseline ratio is flagged and the run fails, unless the commit that moves it on purpose records
+the new ratio and why (`make bench-baseline REASON="..."`).
 """
 import json, os, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_baseline  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "out")
@@ -43,7 +49,11 @@ def main():
         met = "-" if r.get("met") is None else ("yes" if r["met"] else "NO")
         print(f"{r['benchmark']:<{w}} | {r['poikit']:>9} | {peer:<28.28} | {r['ratio']:>6} | {r.get('target') or '-':<7} | {met}")
     print(f"\n{len(rows)} results in out/bench.json" + (f"; suites that failed: {', '.join(failed)}" if failed else ""))
-    return 1 if failed else 0
+    worse = bench_baseline.print_beside(rows, bench_baseline.load())
+    if worse:
+        print(f"\n{len(worse)} row(s) more than {bench_baseline.TOLERANCE:.0%} worse than Benchmarks/baseline.json: "
+              "find out why, or record a move made on purpose with make bench-baseline REASON=\"...\"")
+    return 1 if failed or worse else 0
 
 
 if __name__ == "__main__":

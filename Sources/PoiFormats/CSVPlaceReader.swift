@@ -312,15 +312,20 @@ public final class CSVPlaceReader {
     /// the valid records to `valid` and passes each reject, in input order, to `onReject`. Accepts
     /// and rejects exactly what `next()` would, several times faster: see
     /// `CSVRecordConverter.certainlyValid`.
+    /// `placesWithKeys`/`onPlace`: see `PlaceReader.validateRemaining`.
     public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
-                                  onKey: ((UInt64) -> Void)? = nil) throws(FormatError) {
+                                  onKey: ((UInt64) -> Void)? = nil, placesWithKeys wanted: Set<UInt64>? = nil,
+                                  onPlace: (Place) -> Void = { _ in }) throws(FormatError) {
         // Whatever `next()` already converted comes first.
         while true {
             while let item = ready.pop() {
                 switch item {
                 case .place(let p, _):
                     valid += 1
-                    onKey?(ImportKey.fingerprint(p.importKey))
+                    guard onKey != nil || wanted != nil else { continue }
+                    let key = ImportKey.fingerprint(p.importKey)
+                    onKey?(key)
+                    if let wanted, wanted.contains(key) { onPlace(p) }
                 case .reject(let r, let raw): onReject(r, raw)
                 }
             }
@@ -342,6 +347,7 @@ public final class CSVPlaceReader {
                 valid += v.valid
                 for (r, raw) in v.rejects { onReject(r, raw) }
                 if let onKey { for key in v.keys { onKey(key) } }
+                for place in v.places { onPlace(place) }
             }
             running = nil
         }
@@ -357,7 +363,7 @@ public final class CSVPlaceReader {
             verdicts.reset(count: upcoming.count)
             let conv = converter, batches = upcoming, wantsKeys = onKey != nil
             running = Self.inBackground(batches.count, cores: parallelism) { i in
-                verdicts.set(i, conv.verdict(batches[i].batch, keys: wantsKeys))
+                verdicts.set(i, conv.verdict(batches[i].batch, keys: wantsKeys, placesWithKeys: wanted))
             }
             runningBatches = upcoming
         }
@@ -574,7 +580,9 @@ struct CSVRecordConverter: Sendable {
 
     /// Validates every record of `batch` without building places: the count `convert` would
     /// turn into places, and its rejects in order; with `keys`, each valid record's import key.
-    func verdict(_ batch: RawCSVBatch, keys: Bool = false) -> CSVBatchVerdict {
+    /// `placesWithKeys`: the places of the valid records whose key fingerprint is in it are
+    /// built (the others are only validated) and returned in order in `places`.
+    func verdict(_ batch: RawCSVBatch, keys: Bool = false, placesWithKeys wanted: Set<UInt64>? = nil) -> CSVBatchVerdict {
         var result = CSVBatchVerdict()
         let raw = (batch.raw, batch.rawEnds)
         batch.bytes.withUnsafeBufferPointer { bytes in
@@ -582,13 +590,22 @@ struct CSVRecordConverter: Sendable {
                 for (k, r) in batch.records.enumerated() {
                     if certainlyValid(r, bytes: bytes, ends: ends) {
                         result.valid += 1
-                        if keys { result.keys.append(keyFingerprint(ofValid: r, bytes: bytes, ends: ends)) }
+                        guard keys || wanted != nil else { continue }
+                        let key = keyFingerprint(ofValid: r, bytes: bytes, ends: ends)
+                        if keys { result.keys.append(key) }
+                        if let wanted, wanted.contains(key),
+                           case .place(let p, _) = convert(r, k, bytes: bytes, ends: ends, raw: raw, quotedEmpty: batch.isQuotedEmpty) {
+                            result.places.append(p)
+                        }
                         continue
                     }
                     switch convert(r, k, bytes: bytes, ends: ends, raw: raw, quotedEmpty: batch.isQuotedEmpty) {
                     case .place(let p, _):
                         result.valid += 1
-                        if keys { result.keys.append(ImportKey.fingerprint(p.importKey)) }
+                        guard keys || wanted != nil else { continue }
+                        let key = ImportKey.fingerprint(p.importKey)
+                        if keys { result.keys.append(key) }
+                        if let wanted, wanted.contains(key) { result.places.append(p) }
                     case .reject(let reject, let raw): result.rejects.append((reject, raw))
                     }
                 }
@@ -871,6 +888,8 @@ struct CSVBatchVerdict: Sendable {
     var rejects: [(Reject, RawRecord?)] = []
     /// With keys asked for: each valid record's import key fingerprint, in order.
     var keys: [UInt64] = []
+    /// The places asked for by their keys (`verdict(_:keys:placesWithKeys:)`), in order.
+    var places: [Place] = []
 }
 
 enum ProcessInfoCores {

@@ -221,12 +221,16 @@ public final class GeoJSONReader {
     /// while worker threads parse and map the previous one.
     /// The number of valid features left and each reject in order (see `PlaceReader`).
     public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
-                                  onKey: ((UInt64) -> Void)? = nil) throws(FormatError) {
+                                  onKey: ((UInt64) -> Void)? = nil, placesWithKeys wanted: Set<UInt64>? = nil,
+                                  onPlace: (Place) -> Void = { _ in }) throws(FormatError) {
         while let item = try next() {
             switch item {
             case .place(let p, _):
                 valid += 1
-                onKey?(ImportKey.fingerprint(p.importKey))
+                guard onKey != nil || wanted != nil else { continue }
+                let key = ImportKey.fingerprint(p.importKey)
+                onKey?(key)
+                if let wanted, wanted.contains(key) { onPlace(p) }
             case .reject(let r, let raw): onReject(r, raw)
             }
         }

@@ -133,10 +133,20 @@ public final class PlaceReader {
     /// record's key fingerprint (`ImportKey.fingerprint` of exactly the `importKey` its place
     /// would have) is passed in input order too: what the key rule needs to find out whether any
     /// key repeats. Computed on the worker threads, and no key is made into a String.
+    ///
+    /// With `placesWithKeys`, the places of the valid records whose key fingerprint is in it are
+    /// built and passed to `onPlace`, in input order: `poi check`'s second pass, which judges
+    /// only the keys its first pass saw repeat (a key seen once is kept whatever its record), so
+    /// a dump with a few repeated keys is not read as slowly as an import reads it.
     public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
-                                  onKey: ((UInt64) -> Void)? = nil) throws(FormatError) {
-        if let csv { return try csv.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey) }
-        try geojson!.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey)
+                                  onKey: ((UInt64) -> Void)? = nil, placesWithKeys: Set<UInt64>? = nil,
+                                  onPlace: (Place) -> Void = { _ in }) throws(FormatError) {
+        if let csv {
+            return try csv.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey,
+                                             placesWithKeys: placesWithKeys, onPlace: onPlace)
+        }
+        try geojson!.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey,
+                                       placesWithKeys: placesWithKeys, onPlace: onPlace)
     }
 
     /// Whether `nextBatch(preparedBy:)` prepares on the reader's workers (CSV input).

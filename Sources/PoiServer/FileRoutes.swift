@@ -244,7 +244,13 @@ struct FileRoutes: Sendable {
                 return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: slice))
             }
             guard let open = opened.open else { throw .internalError("the file changed while it was opened") }
-            return Response(status: status, headers: headers, body: Self.fileBody(open, span: span, pool: pool, channel: channel))
+            guard let channel else {
+                return Response(status: status, headers: headers, body: Self.fileBody(open, span: span, pool: pool, channel: nil))
+            }
+            let body = FileRegionBody.make(open, span: span, channel: channel) {
+                Self.fileBody(open, span: span, pool: pool, channel: channel)
+            }
+            return Response(status: status, headers: headers, body: body)
         }
         if store.storesInGridFS {
             guard let layout = try await store.gridFSLayout(of: file) else {
@@ -383,6 +389,8 @@ struct FileRoutes: Sendable {
 
     /// Streams `span` of the open file in 256 kB reads on the thread pool: one buffer per read,
     /// handed to NIO, so memory per download stays at a few buffers whatever the file size.
+    /// Downloads on `poi serve`'s own connections are sent with sendfile instead (`FileRegionBody`,
+    /// which says why); this is for a connection it cannot write a file region to.
     ///
     /// Backpressure: awaiting `writer.write` is the wait for a slow or stalled client.
     /// Hummingbird's writer is NIO's `NIOAsyncChannelOutboundWriter`: its `NIOAsyncWriter`
@@ -442,11 +450,19 @@ struct FileRoutes: Sendable {
         ResponseBody(contentLength: range.count) { writer in
             var pieces = first
             var offset = range.lowerBound
+            // One buffer for the whole download, refilled chunk after chunk: a fresh one per chunk
+            // was a fresh mapping each time (`MallocPolicy` maps every buffer of 128 KiB or more
+            // on its own), its pages faulted in and zeroed for every chunk sent. When NIO still
+            // holds the previous chunk (the socket is behind), refilling copies it to new storage
+            // instead, as before; the driver's own chunk arrays are still allocated per read.
+            var buffer = ByteBufferAllocator().buffer(capacity: min(max(layout.chunkSize, 0), range.count))
             while true {
                 while !pieces.isEmpty {
                     // Removed before the write waits: the chunk is then held once, as NIO's buffer.
-                    let buffer = ByteBuffer(bytes: pieces.removeFirst())
-                    offset += buffer.readableBytes
+                    let piece = pieces.removeFirst()
+                    buffer.clear()
+                    buffer.writeBytes(piece)
+                    offset += piece.count
                     try await writer.write(buffer)
                 }
                 guard offset < range.upperBound else { break }

@@ -116,6 +116,15 @@ enum PoiMain {
 /// ThumbnailBudget and counted in its budget): libjpeg's image pool and a PNG's inflated data
 /// reuse one worker's pages, 399,548 → 126,529 faults on the same bench, without this policy.
 ///
+/// What it costs: every buffer of 128 KiB or more is a mapping of its own, so each one's pages
+/// are faulted in and zeroed by the kernel afresh, and freeing it is a munmap. A server that
+/// read downloads into 256 kB buffers paid that for every buffer sent (about 1,650 page faults
+/// per 6.7 MB photo) and ran at a third of nginx's rate (a 2.6x loss, measured on 2 cores). So
+/// no download allocates per slice: disk files go out with sendfile (PoiServer's
+/// `FileRegionBody`), GridFS chunks through one buffer per download. A new hot path that
+/// allocates large buffers per request pays the same; `make bench-smoke` (in CI) compares
+/// downloads with nginx on the same files and fails at half its rate.
+///
 /// `mallopt` is looked up at run time: Swift's Glibc module does not export <malloc.h>, and the
 /// C target (CCodecs) may include only the codecs' headers (DESIGN §3). Absent (another libc),
 /// nothing is changed.

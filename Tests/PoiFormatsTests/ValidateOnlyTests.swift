@@ -165,4 +165,30 @@ import PoiModel
         #expect(valid == 19_980)
         #expect(lines == (0..<20).map { $0 * 1000 + 7 + 2 })
     }
+
+    /// `poi check`'s second pass asks for the places of some keys only: it gets exactly the places
+    /// `next()` builds for those keys, in input order, whether the fast path or the full validator
+    /// vouched for the record (a quoted name, a name with no ASCII letter, keys by id and derived).
+    @Test func placesWithKeysAreExactlyThoseOfTheFullRead() throws {
+        var csv = "id,name,lat,lon,address\n"
+        for i in 0..<3_000 {
+            let id = i % 3 == 0 ? "" : "p\(i % 700)"
+            let name = i % 5 == 0 ? "\"Quoted, \(i % 40)\"" : (i % 7 == 0 ? "故宫 \(i % 40)" : "Place \(i % 40)")
+            csv += "\(id),\(name),\(Double(i % 40) / 8),\(Double(i % 40) / 4),\(i) Main Street\n"
+        }
+        let bytes = Array(csv.utf8)
+        let all = try readAll(bytes: bytes, name: "k.csv").places
+        let keys = all.map { ImportKey.fingerprint($0.importKey) }
+        // Every third distinct key: some by id, some derived from name and coordinates.
+        let wanted = Set(Set(keys).sorted().enumerated().filter { $0.offset % 3 == 0 }.map(\.element))
+        let expected = all.filter { wanted.contains(ImportKey.fingerprint($0.importKey)) }
+        try #require(expected.count > 100 && expected.count < all.count / 2)
+        #expect(expected.contains { $0.keySource == .derived } && expected.contains { $0.keySource == .id })
+
+        let reader = try PlaceReader(source: ByteSource(bytes: bytes, name: "k.csv", chunkSize: 4096))
+        var valid = 0, places: [Place] = []
+        try reader.validateRemaining(valid: &valid, onReject: { _, _ in }, placesWithKeys: wanted) { places.append($0) }
+        #expect(valid == all.count)
+        #expect(places == expected)
+    }
 }

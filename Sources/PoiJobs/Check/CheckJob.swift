@@ -108,7 +108,8 @@ public struct CheckJob {
         }
         if let firstRepeat, !onePass {
             for (input, index) in dumps where results[index].format != nil {
-                judge(input, into: &results[index], keys: &keys, summary: &summary, reports: index >= firstRepeat)
+                judge(input, into: &results[index], keys: &keys, summary: &summary, reports: index >= firstRepeat,
+                      repeatedKeys: seen.repeatedKeys)
                 if index >= firstRepeat { report(upTo: index + 1, final: true) }
             }
         }
@@ -178,12 +179,16 @@ public struct CheckJob {
     /// `reports`: this file's key verdicts change its result (files before the first repeat only
     /// feed the rule).
     private func judge(_ input: DumpInput, into result: inout CheckFileResult, keys: inout KeyRule,
-                       summary: inout CheckSummary, reports: Bool) {
+                       summary: inout CheckSummary, reports: Bool, repeatedKeys: Set<UInt64>) {
         guard let reader = try? reader(for: input) else { return }
         let fileIndex = keys.beginFile(input.name, format: reader.format)
+        // Only the places whose key pass one saw more than once are built and judged: a key seen
+        // once is kept whatever its record (the rule's verdict `keep`, which changes no count),
+        // and building every place made this pass as slow as an import's read (six times the
+        // validation alone): one repeated key anywhere in the run cost it for every record.
         // A read error ends the file here as it did in pass one (already reported there).
-        while let item = try? reader.next() {
-            guard case .place(let place, _) = item else { continue }
+        var valid = 0
+        try? reader.validateRemaining(valid: &valid, onReject: { _, _ in }, placesWithKeys: repeatedKeys) { place in
             let verdict = keys.judgeAgainstEarlier(place, fileIndex: fileIndex)
             if reports { apply(verdict, to: &result, summary: &summary, valid: true) }
         }
@@ -204,12 +209,17 @@ public struct CheckJob {
     }
 }
 
-/// The keys pass one has seen (fingerprints only, bounded like the import's table), and whether
-/// the file being read repeated one. A class: the reader's key callback may outlive a call.
+/// The keys pass one has seen (fingerprints only, bounded like the import's table), whether
+/// the file being read repeated one, and the keys seen more than once in the run (what pass two
+/// judges). A class: the reader's key callback may outlive a call.
 private final class KeySightings {
     var keys = KeyFingerprints()
     var repeated = false
+    private(set) var repeatedKeys = Set<UInt64>()
     func add(_ fingerprint: UInt64) {
-        if !keys.insert(fingerprint) { repeated = true }
+        if !keys.insert(fingerprint) {
+            repeated = true
+            repeatedKeys.insert(fingerprint)
+        }
     }
 }
