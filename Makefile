@@ -15,7 +15,7 @@ help:
 	@echo "make bench   every benchmark beside its peers, one table (out/bench.json), beside Benchmarks/baseline.json"
 	@echo "make bench-smoke   the short bench CI runs: downloads vs nginx, thumbnails vs vipsthumbnail, import vs pymongo"
 	@echo "make crash-test | fault-test | hostile-test | arena-test | fuzz SECONDS=N   reliability suites and fuzzers"
-	@echo "make lint    the module rules of DESIGN §3 (self-test first, then this tree)"
+	@echo "make lint    the module rules of ARCHITECTURE.md §3 (self-test first, then this tree)"
 	@echo "make api-fuzz | client-test   schemathesis with every check; the generated Swift client doing what the app does"
 	@echo "make browser-test   GET /map in a real browser (chromium + Selenium); make bench-map   the map over 100,000 places"
 
@@ -175,7 +175,7 @@ fuzz-formats:
 fuzz:
 	@s=0; $(MAKE) --no-print-directory fuzz-images || s=1; $(MAKE) --no-print-directory fuzz-formats || s=1; exit $$s
 
-# The module rules of DESIGN §3 (scripts/lint-modules.py): first the self-test (one planted
+# The module rules of ARCHITECTURE.md §3 (scripts/lint-modules.py): first the self-test (one planted
 # violation per rule kind must be reported), then this tree. Needs only python3 and swift.
 .PHONY: lint
 LINT_PYTHON = $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)

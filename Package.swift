@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // PoiKit: batch tools (import, export, thumbnails) for a TourMyTown-style POI backend.
-// Module layout and the rules of who may depend on whom: ../shared/DESIGN.md §3.
+// Module layout and the rules of who may depend on whom: ARCHITECTURE.md §3.
 import PackageDescription
 
 let package = Package(
@@ -73,7 +73,7 @@ let package = Package(
                                                .product(name: "Crypto", package: "swift-crypto")],
                 exclude: ["README.md"]),
         // HTTP routes of `poi serve`: request parsing, limits and response mapping over PoiStore,
-        // PoiImaging and PoiFormats (DESIGN.md §3, §7).
+        // PoiImaging and PoiFormats (ARCHITECTURE.md §3, §7).
         .target(name: "PoiServer", dependencies: [
             "PoiStore", "PoiImaging", "PoiFormats", "PoiModel", "PoiFiles", "PoiJobs",
             .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench-images: 256 px thumbnails of a real-photo corpus with `poi thumb` (one process, all
 # cores), vipsthumbnail and ImageMagick, in the same run; prints wall time, peak RSS and PoiKit's
-# ratios (targets: DESIGN.md §6, issues 3 and 15). For JPEG also the floor: libjpeg-turbo alone
+# ratios (targets: ARCHITECTURE.md §6, issues 3 and 15). For JPEG also the floor: libjpeg-turbo alone
 # decoding every file at 1/8 (`djpeg -scale 1/8 -dct int`, one file at a time), whose CPU seconds
 # divided by the cores is the wall time no thumbnailer built on libjpeg can beat.
 #

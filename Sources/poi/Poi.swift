@@ -126,7 +126,7 @@ enum PoiMain {
 /// downloads with nginx on the same files and fails at half its rate.
 ///
 /// `mallopt` is looked up at run time: Swift's Glibc module does not export <malloc.h>, and the
-/// C target (CCodecs) may include only the codecs' headers (DESIGN §3). Absent (another libc),
+/// C target (CCodecs) may include only the codecs' headers (ARCHITECTURE.md §3). Absent (another libc),
 /// nothing is changed.
 enum MallocPolicy {
     /// glibc's <malloc.h>: M_TRIM_THRESHOLD -1, M_MMAP_THRESHOLD -3.
