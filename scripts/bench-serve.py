@@ -19,6 +19,7 @@ import json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from bench_results import emit  # noqa: E402
+from loopback import free_port, wait_http  # noqa: E402
 
 POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
 URI = os.environ["MONGODB_URI"]
@@ -31,32 +32,10 @@ REFERENCE = os.environ.get("TMT_REFERENCE") or next(
                  os.path.join(ROOT, "../../shared/reference/tmt-server/index.js")] if os.path.exists(p)), None)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def resident_mb(pid):
     """VmRSS of a process, in MB."""
     with open(f"/proc/{pid}/status") as f:
         return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1)) / 1024
-
-
-def wait_http(url, proc, seconds=20):
-    import urllib.request
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{url}: the server exited with {proc.returncode}")
-        try:
-            urllib.request.urlopen(url, timeout=1).read()
-            return
-        except Exception:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer")
 
 
 def make_corpus():

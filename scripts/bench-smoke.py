@@ -24,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_baseline  # noqa: E402
 from bench_results import emit  # noqa: E402
+from loopback import free_port, wait_http  # noqa: E402
 
 POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
 PY = os.path.join(ROOT, ".venv/bin/python")
@@ -44,28 +45,6 @@ FLOORS = {
     "jpeg thumbnails": 1.5,
     "import": 1.5,              # client CPU at most 1.5x pymongo's insert_many
 }
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_http(url, proc, seconds=30):
-    import urllib.request
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{url}: the server exited with {proc.returncode}")
-        try:
-            urllib.request.urlopen(url, timeout=1).read()
-            return
-        except Exception:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer")
 
 
 def wrk_rate(url):

@@ -29,6 +29,7 @@ import urllib.error
 import urllib.request
 import zlib
 import struct
+from loopback import free_port  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POI = os.environ.get("POI", os.path.join(ROOT, ".build/debug/poi"))
@@ -44,14 +45,6 @@ def skipped(reason):
     print(f"SKIPPED browser-test: {reason}")
     print("browser-test: 0 passed, 0 failed (skipped)")
     sys.exit(0)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def grid_png(width, height, rgb, line_rgb):
