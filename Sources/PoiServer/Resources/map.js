@@ -19,7 +19,7 @@
   const fields = 'name,placename,categories,details,imageId,location';
   const objectIdPattern = /^[0-9a-f]{24}$/;
 
-  // For the browser test and for whoever looks: 'pending' (a move seen, its load not begun), 'loading', 'ready' or 'error'.
+  // For the browser test and for whoever looks: 'loading', 'ready' or 'error'.
   function setState(state) { document.body.dataset.state = state; }
 
   if (!window.L || !L.markerClusterGroup) {
@@ -100,9 +100,6 @@
   }
 
   function scheduleLoad(delay) {
-    // Said at once, before the wait: whoever watches the page (a test, a script) never takes the
-    // last view's "ready" for this one's.
-    setState('pending');
     clearTimeout(reloadTimer);
     reloadTimer = setTimeout(loadView, delay);
   }
