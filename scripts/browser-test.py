@@ -159,7 +159,7 @@ def wait_for(driver, script, what, timeout=None):
 
 def wait_ready(driver, previous_generation=None):
     """Waits until the page has shown the places of the current view."""
-    time.sleep(0.4)  # the page waits 250 ms after a move before it asks
+    time.sleep(0.8)  # the page waits 250 ms after a move before it asks (more on a busy machine)
     wait_for(driver, "return document.body.dataset.state === 'ready' || document.body.dataset.state === 'error'",
              "the page to load the view")
     state = driver.execute_script("return document.body.dataset.state")
