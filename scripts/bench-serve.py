@@ -19,7 +19,7 @@ import json, os, random, re, shutil, signal, socket, subprocess, sys, tempfile, 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from bench_results import emit  # noqa: E402
-from loopback import free_port, wait_http  # noqa: E402
+from loopback import free_port, stop, wait_http  # noqa: E402
 
 POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
 URI = os.environ["MONGODB_URI"]
@@ -258,13 +258,8 @@ request = function() n = n + 1
             emit("serve 304 revalidation (s/req, vs reference)", 1 / results[("f", "poi serve")]["rps"], "reference",
                  1 / results[("f", "reference")]["rps"], "<=1.0", unit="s/req")
     finally:
-        for name, p in procs.items():
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        for p in procs.values():
+            stop(p)
         try:
             import pymongo
             pymongo.MongoClient(URI).drop_database(DB)

@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_baseline  # noqa: E402
 from bench_results import emit  # noqa: E402
-from loopback import free_port, wait_http  # noqa: E402
+from loopback import free_port, stop, wait_http  # noqa: E402
 
 POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
 PY = os.path.join(ROOT, ".venv/bin/python")
@@ -148,11 +148,7 @@ def downloads(results, skipped, scratch):
                             f"{rate:.0f} vs {peer:.0f} req/s"))
     finally:
         for p in procs:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            stop(p)
         try:
             import pymongo
             pymongo.MongoClient(URI).drop_database(DB)

@@ -26,3 +26,15 @@ def wait_http(url, proc, seconds=30):
         except Exception:
             time.sleep(0.1)
     raise RuntimeError(f"{url} did not answer")
+
+
+def stop(proc, seconds=20):
+    """SIGTERM (a server's graceful stop), then SIGKILL if it is still there after `seconds`."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=seconds)
+    except Exception:
+        proc.kill()
+        proc.wait()
