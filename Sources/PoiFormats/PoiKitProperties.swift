@@ -8,7 +8,7 @@ import PoiModel
 /// `"NAME (extra)"` when a reader would take `NAME` for something else: a field (any name the
 /// default mapping recognises: `name`, `title`, `address`, `lat`, `image`, `id`, `importKey`…),
 /// one of PoiKit's own properties (`imageId`, `thumbnailId`, `created_at`, `updated_at`,
-/// `_source`, `imageSource`, `imageError`, `_line`, `_feature`, `_field`, `_reason`), or a name
+/// `_source`, `imageSource`, `imageError`, `imageOriginalName`, `_line`, `_feature`, `_field`, `_reason`), or a name
 /// that itself ends in `" (extra)"`. Every other extra keeps its name. Readers take one
 /// `" (extra)"` off and store the rest under `extra` as it is, so an export imports back with
 /// `extra` unchanged, and the file stays plain GeoJSON (flat properties, readable anywhere).
@@ -20,19 +20,23 @@ public enum PoiKitProperties {
     public static let source = "_source"
     /// A failed image reference and its reason, as stored and exported.
     public static let imageTrace: [String] = ["imageSource", "imageError"]
+    /// The name a photo had when it was first stored (`files.originalName`), written beside
+    /// `image` by `poi export --with-images`, whose copies are named by id: an import stores
+    /// the photo under this name again, so the name survives a round trip.
+    public static let imageOriginalName = "imageOriginalName"
     /// What a rejects file adds to each record.
     public static let rejectsAnnotations: [String] = ["_line", "_feature", "_field", "_reason"]
 
     /// The names a CSV export writes as columns of their own (every one but the rejects
     /// annotations, which only rejects files carry).
-    public static let exportColumns: Set<String> = Set(generated + [source] + imageTrace)
+    public static let exportColumns: Set<String> = Set(generated + [source] + imageTrace + [imageOriginalName])
 
     /// The CSV export's column for a position's third value (the altitude), read back as such
     /// only in an export's header; an extra of that name is written `"alt (extra)"` there.
     public static let altitudeColumn = "alt"
 
     /// Every name above.
-    public static let names: Set<String> = Set(generated + [source] + imageTrace + rejectsAnnotations)
+    public static let names: Set<String> = Set(generated + [source] + imageTrace + [imageOriginalName] + rejectsAnnotations)
 
     /// Whether a GeoJSON property is one of PoiKit's own rather than the user's: any of `names`,
     /// except a `_source` that is not of the shape exports write (someone else's, kept in `extra`).

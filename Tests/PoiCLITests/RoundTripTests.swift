@@ -8,7 +8,8 @@ import Testing
     /// Every stored place, keyed by importKey, as sorted JSON: `_id`, `created_at`,
     /// `updated_at` and `contentHash` (a digest over the content, the image's `_id` included)
     /// left out, and each image link replaced by the SHA-256 of the bytes it points
-    /// at (ids differ between databases; the photos must not).
+    /// at, an original's with the name it is stored under (ids differ between databases; the
+    /// photos and their names must not).
     static let dumpScript = """
     import pymongo, sys, json, hashlib, bson, os
     db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
@@ -17,7 +18,8 @@ import Testing
         f = db.files.find_one({'_id': bson.ObjectId(hexid)})
         if f is None: return 'MISSING ' + hexid
         with open(os.path.join(uploads, hexid + f['ext']), 'rb') as fh:
-            return f['role'] + ':' + hashlib.sha256(fh.read()).hexdigest()
+            name = f.get('originalName', '') if f['role'] == 'original' else ''
+            return f['role'] + ':' + name + ':' + hashlib.sha256(fh.read()).hexdigest()
     def plain(v):
         if isinstance(v, float) and v == 0 and str(v).startswith('-'): return '-0.0 (double)'
         if isinstance(v, float): return repr(v) + ' (double)'
@@ -267,6 +269,38 @@ import Testing
         #expect(f.status == 0, "stderr: \(f.stderr)")
         #expect(int(try fresh.json(f), "inserted") == 1000)
         Self.expectEqual(original, try Self.dump(fresh), "benchmark data → \(exported): fresh database")
+    }
+
+    /// `--with-images` names each copy by id (`<id><ext>`: two photos may share a name); the
+    /// name the photo was stored under goes beside it as `imageOriginalName`, and an import
+    /// into another database stores the photo under that name again, not under the copy's.
+    @Test(arguments: ["places.geojson", "places.csv"])
+    func withImagesKeepsEachPhotosOriginalName(_ exported: String) throws {
+        let ws = try Workspace("rt-names")
+        defer { ws.cleanUp() }
+        #expect(try ws.poi(["import", "Samples/places.csv", "--quiet"]).status == 1)  // deliberate rejects
+        let names = """
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        print(sorted((f['sha256'][:12], f['originalName']) for f in db.files.find({'role': 'original'})))
+        """
+        let before = try ws.python(names)
+        #expect(before.contains("'coffee.jpg')"), "\(before)")
+        let exp = try ws.poi(["export", "-o", "a/" + exported, "--with-images", "a/images", "--quiet"])
+        #expect(exp.status == 0, "stderr: \(exp.stderr)")
+        // The copies are named by id, as before: a web server can serve them by the place's imageId.
+        #expect(ws.files(in: "a/images").allSatisfy { $0.count == 24 + 4 || $0.count == 24 + 5 }, "\(ws.files(in: "a/images"))")
+
+        let fresh = try Workspace("rt-names-fresh")
+        defer { fresh.cleanUp() }
+        try FileManager.default.copyItem(atPath: ws.path("a"), toPath: fresh.path("a"))
+        let f = try fresh.poi(["import", "a/" + exported, "--json", "--quiet"])
+        #expect(f.status == 0, "stderr: \(f.stderr)")
+        #expect(try fresh.python(names) == before)
+        // Exported again from there, the names come out the same.
+        #expect(fresh.poiExport(["export", "-o", "b/" + exported, "--with-images", "b/images"]) == 0)
+        let again = try String(contentsOfFile: fresh.path("b/" + exported), encoding: .utf8)
+        #expect(again.contains("coffee.jpg"), "\(again.prefix(400))")
     }
 
     @Test func aFileWithoutAnImageColumnKeepsTheLinkAnEmptyCellUnlinks() throws {

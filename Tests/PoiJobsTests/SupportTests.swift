@@ -135,7 +135,7 @@ import Testing
             "categories": ["a"], "extra": .document(["name": "shadowed", "n": 3]),
             "updated_at": .date(BSONDate(millisecondsSinceEpoch: 0)),
         ]
-        let feature = try #require(PlaceDocument.feature(from: doc, imagePath: "images/x.jpeg"))
+        let feature = try #require(PlaceDocument.feature(from: doc, image: ("images/x.jpeg", nil)))
         #expect(feature.id == .string("5f1d7a0c9b1e8a0012345678"))
         #expect(feature.coordinate == Coordinate(longitude: 10.5, latitude: -20.25))
         // The extra named like a property of the export comes out renamed, never dropped.

@@ -176,11 +176,11 @@ public final class ExportJob {
                 let doc: BSONDocument?
                 do { doc = try cursor.next() } catch { throw JobError.store(queryError(error)) }
                 guard let doc else { break }
-                var imagePath: String?
+                var image: (path: String, name: String?)?
                 if let images, let fileStore, let hex = doc["imageId"]?.stringValue, let id = ObjectId(hex: hex) {
                     switch images.copy(id: id, from: fileStore) {
                     case .success(let copy):
-                        imagePath = copy.path
+                        image = (copy.path, copy.originalName)
                         if copy.written { summary.imagesCopied += 1 }
                     case .failure(let problem):
                         summary.imagesFailed += 1
@@ -188,7 +188,7 @@ public final class ExportJob {
                                                             image: hex, reason: problem.reason)))
                     }
                 }
-                guard let feature = PlaceDocument.feature(from: doc, imagePath: imagePath) else {
+                guard let feature = PlaceDocument.feature(from: doc, image: image) else {
                     summary.skipped += 1
                     continue
                 }
@@ -332,17 +332,18 @@ struct ImageCopier {
 
     struct Problem: Error { var reason: String }
 
-    /// The `image` property for the copy, and whether it had to be written.
-    func copy(id: ObjectId, from store: any FileStore) -> Result<(path: String, written: Bool), Problem> {
+    /// The `image` property for the copy, whether it had to be written, and the name the photo
+    /// was stored under.
+    func copy(id: ObjectId, from store: any FileStore) -> Result<(path: String, written: Bool, originalName: String?), Problem> {
         do {
             guard let file = try store.file(id) else { return .failure(Problem(reason: "no files document with this id")) }
             let target = FilePaths.join(dir, file.fileName)
             var st = stat()
             if stat(target, &st) == 0, Int(st.st_size) == file.length, file.length > 0 {
-                return .success((prefix + file.fileName, false))
+                return .success((prefix + file.fileName, false, file.originalName))
             }
             try AtomicFile.write(try store.bytes(of: file), to: target, removingStale: false)
-            return .success((prefix + file.fileName, true))
+            return .success((prefix + file.fileName, true, file.originalName))
         } catch {
             return .failure(Problem(reason: String(describing: error)))
         }

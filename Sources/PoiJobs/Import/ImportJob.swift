@@ -398,10 +398,18 @@ public final class ImportJob {
         if storedById.count >= options.imageCacheLimit { storedById.removeAll() }
         // 1. References → real paths (or the reason they are refused).
         var pathOf: [Int: String] = [:]
+        // The name a photo is stored under: the file's own, unless the place comes from an
+        // export with images, whose copies are named by id and which names the photo beside it.
+        var storedNameOf: [String: String] = [:]
         for (i, item) in pending.enumerated() {
             guard let reference = item.place.image, !reference.isEmpty else { continue }
             do {
-                pathOf[i] = try resolver.get().resolve(reference)
+                let path = try resolver.get().resolve(reference)
+                pathOf[i] = path
+                if case .string(let name)? = item.place.poiKitProperties[PoiKitProperties.imageOriginalName], !name.isEmpty,
+                   storedNameOf[path] == nil {
+                    storedNameOf[path] = name
+                }
             } catch {
                 failures[i] = error.description
             }
@@ -451,7 +459,10 @@ public final class ImportJob {
         // 3. Store each new content (in parallel). The file is read again — from the page cache —
         //    and checked against its hash, so a file changed in between is never stored under
         //    another file's hash.
-        let work = pathBySHA.keys.sorted().map { (sha: $0, path: pathBySHA[$0]!) }
+        let work = pathBySHA.keys.sorted().map { sha in
+            let path = pathBySHA[sha]!
+            return (sha: sha, path: path, name: storedNameOf[path] ?? FilePaths.lastComponent(of: path))
+        }
         // The first store failure ends the window: the job stops on it anyway, and each further
         // image would wait out the server timeout again (a dead server took 15 s, not 3, to report).
         let storeFailed = Mutex<StoreError?>(nil)
@@ -542,14 +553,14 @@ public final class ImportJob {
 
     /// Reads one new content again (from the page cache), checks it is still the hashed one, and
     /// stores it with its thumbnail.
-    private static func ingestOne(_ item: (sha: String, path: String), ingest: ImageIngest) -> IngestOutcome {
+    private static func ingestOne(_ item: (sha: String, path: String, name: String), ingest: ImageIngest) -> IngestOutcome {
         switch ingest.read(path: item.path) {
         case .failure(let error): return .failed(reason: error.reason)
         case .success(let bytes):
             guard ContentDigest.sha256Hex(bytes) == item.sha else {
                 return .failed(reason: "the file changed while it was being imported")
             }
-            return ingest.ingest(bytes: bytes, sha256: item.sha, name: FilePaths.lastComponent(of: item.path))
+            return ingest.ingest(bytes: bytes, sha256: item.sha, name: item.name)
         }
     }
 

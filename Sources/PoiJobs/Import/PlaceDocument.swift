@@ -192,7 +192,9 @@ public enum PlaceDocument {
 
     /// A stored `locations` document as a GeoJSON feature; nil when it has no usable Point
     /// (documents the app created by hand can lack one).
-    public static func feature(from doc: BSONDocument, imagePath: String? = nil) -> GeoJSONFeature? {
+    /// `image`: where `--with-images` copied the photo, and the name it was first stored
+    /// under, written beside it as `imageOriginalName` (the copy itself is named by id).
+    public static func feature(from doc: BSONDocument, image: (path: String, name: String?)? = nil) -> GeoJSONFeature? {
         guard let location = doc["location"]?.documentValue,
               let coords = location["coordinates"]?.arrayValue, coords.count >= 2,
               let lon = coords[0].doubleValue, let lat = coords[1].doubleValue,
@@ -207,7 +209,12 @@ public enum PlaceDocument {
             if key == "placename" || key == "details", doc[key] == .string("") { continue }
             add(key)
         }
-        if let imagePath { props.append(JSONMember("image", .string(imagePath))) }
+        if let image {
+            props.append(JSONMember("image", .string(image.path)))
+            if let name = image.name, !name.isEmpty {
+                props.append(JSONMember(PoiKitProperties.imageOriginalName, .string(name)))
+            }
+        }
         add("created_at")
         add("updated_at")
         if let v = doc["source"] { props.append(JSONMember(sourceProperty, json(v))) }
