@@ -90,9 +90,10 @@ let package = Package(
             .product(name: "MultipartKit", package: "multipart-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["README.md"],
-        // The map page's own script and style, compiled into the binary as byte arrays
-        // (`PackageResources.map_js`): `poi serve` stays one file, with no bundle to install.
-        resources: [.embedInCode("Resources/map.js"), .embedInCode("Resources/map.css")]),
+        // The map page's own script and style and the OpenAPI document, compiled into the binary
+        // as byte arrays (`PackageResources.map_js`): `poi serve` stays one file, with no bundle
+        // to install.
+        resources: [.embedInCode("Resources/map.js"), .embedInCode("Resources/map.css"), .embedInCode("Resources/openapi.json")]),
         .executableTarget(name: "poi", dependencies: [
             "PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiFiles", "PoiServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

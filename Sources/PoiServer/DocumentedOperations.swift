@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// The operations the OpenAPI document declares, read from the document itself: which path
 /// template a request's path falls under, the methods declared there (a 405's `Allow`), and the
@@ -23,7 +24,24 @@ struct DocumentedOperations: Sendable {
         }
     }
 
+    /// One operation: its `operationId`, method and path template.
+    struct Operation: Sendable, Hashable {
+        let id: String
+        let method: HTTPRequest.Method
+        /// As the document writes it: `/files/{id}`.
+        let path: String
+
+        /// As the router writes it: `/files/:id`.
+        var routerPath: String {
+            path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+                segment.hasPrefix("{") && segment.hasSuffix("}") ? ":" + segment.dropFirst().dropLast() : String(segment)
+            }.joined(separator: "/")
+        }
+    }
+
     let paths: [PathItem]
+    /// Every operation that has an `operationId`, in no particular order.
+    let operations: [Operation]
 
     /// The document `poi serve` serves (parsed once; it is a constant of the program).
     static let served = DocumentedOperations(document: OpenAPIDocument.bytes)
@@ -31,6 +49,15 @@ struct DocumentedOperations: Sendable {
     init(document: [UInt8]) {
         let object = (try? JSONSerialization.jsonObject(with: Data(document))) as? [String: Any]
         let paths = object?["paths"] as? [String: [String: Any]] ?? [:]
+        var operations: [Operation] = []
+        for (template, item) in paths {
+            for (method, operation) in item {
+                guard let id = (operation as? [String: Any])?["operationId"] as? String,
+                      let method = HTTPRequest.Method(method.uppercased()) else { continue }
+                operations.append(Operation(id: id, method: method, path: template))
+            }
+        }
+        self.operations = operations
         self.paths = paths.map { template, item in
             var statuses: [String: Set<String>] = [:]
             for (method, operation) in item {
@@ -43,6 +70,9 @@ struct DocumentedOperations: Sendable {
             return PathItem(template: template, segments: segments, statuses: statuses)
         }
     }
+
+    /// The operation whose `operationId` is `id`.
+    func operation(id: String) -> Operation? { operations.first { $0.id == id } }
 
     /// The path item the router resolves `path` to, or nil (a 404). As Hummingbird's trie does,
     /// a segment equal to a constant of some route is taken as that constant, never as a

@@ -176,91 +176,14 @@ public struct PoiServer: Sendable {
         if let token = configuration.writeToken {
             router.add(middleware: WriteTokenMiddleware(token: Array(token.utf8)))
         }
-        let collections = CollectionRoutes(store: gateway, configuration: configuration)
-        let fileRoutes = FileRoutes(store: gateway, configuration: configuration, imaging: imaging)
-
-        let map = MapRoutes(configuration: configuration, assets: mapAssets)
-
-        // A browser gets a link to the map; any other client the reference's bytes.
-        router.get("/") { request, _ in
-            var response = Reply.html(CollectionRoutes.wantsHTML(request.headers[.accept]) ? MapRoutes.browserHello : MapRoutes.hello)
-            response.headers[.vary] = "Accept"
-            return response
-        }
-        // Shadow a collection named `map` or `assets` for GET, as `/healthz` shadows `healthz`.
-        router.get("/map") { _, _ in map.page() }
-        router.get("/assets/map/:file") { _, context in try map.pageAsset(pathParameter(context, "file")) }
-        router.get("/assets/leaflet/:file") { _, context in try map.leafletAsset(pathParameter(context, "file")) }
-        router.get("/assets/leaflet/images/:file") { _, context in
-            try map.leafletAsset("images/" + pathParameter(context, "file"))
-        }
-        router.get("/healthz") { _, _ in
-            var problems: [String] = []
-            if let database = await gateway.databaseProblem() { problems.append("database: \(database)") }
-            if let uploads = await gateway.uploadsProblem() { problems.append("uploads: \(uploads)") }
-            var out: [UInt8] = []
-            ExpressJSON.append(BSONDocument([
-                ("ok", .bool(problems.isEmpty)),
-                ("problems", .array(problems.map(BSONValue.string))),
-            ]), to: &out)
-            return Reply.json(out, status: problems.isEmpty ? .ok : .serviceUnavailable)
-        }
-
-        // Shadows a collection named `openapi.json`, as `/healthz` shadows `healthz`.
-        router.get("/openapi.json") { _, _ in Reply.json(OpenAPIDocument.bytes) }
-        router.post("/files") { request, _ in try await fileRoutes.upload(request) }
-        router.get("/files/:id") { request, context in
-            try await fileRoutes.download(request, id: pathParameter(context, "id"), thumbnail: false, head: false, channel: context.channel)
-        }
-        router.head("/files/:id") { request, context in
-            try await fileRoutes.download(request, id: pathParameter(context, "id"), thumbnail: false, head: true, channel: context.channel)
-        }
-        router.get("/files/:id/thumbnail") { request, context in
-            try await fileRoutes.download(request, id: pathParameter(context, "id"), thumbnail: true, head: false, channel: context.channel)
-        }
-        router.head("/files/:id/thumbnail") { request, context in
-            try await fileRoutes.download(request, id: pathParameter(context, "id"), thumbnail: true, head: true, channel: context.channel)
-        }
-        // `files` is also a collection like any other for listing, PUT and DELETE (the
-        // reference's routing): the constant path segment needs its own routes.
-        router.get("/files") { request, _ in try await collections.list(request, StoreLayout.files) }
-        router.put("/files/:id") { request, context in
-            try await collections.replace(request, StoreLayout.files, pathParameter(context, "id"))
-        }
-        router.delete("/files/:id") { _, context in
-            try await collections.delete(StoreLayout.files, pathParameter(context, "id"))
-        }
-
-        // The app's collection has operations of its own in the document (GeoJSON is for places
-        // only). The router takes a constant segment over `:collection` and does not fall back,
-        // so every method of `/locations` needs its route here.
-        router.get("/locations") { request, _ in try await collections.list(request, StoreLayout.locations) }
-        router.post("/locations") { request, _ in try await collections.create(request, StoreLayout.locations) }
-        router.get("/locations/:entity") { _, context in
-            try await collections.get(StoreLayout.locations, pathParameter(context, "entity"))
-        }
-        router.put("/locations/:entity") { request, context in
-            try await collections.replace(request, StoreLayout.locations, pathParameter(context, "entity"))
-        }
-        router.delete("/locations/:entity") { _, context in
-            try await collections.delete(StoreLayout.locations, pathParameter(context, "entity"))
-        }
-
-        router.get("/:collection") { request, context in
-            try await collections.list(request, pathParameter(context, "collection"))
-        }
-        router.post("/:collection") { request, context in
-            try await collections.create(request, pathParameter(context, "collection"))
-        }
-        router.get("/:collection/:entity") { _, context in
-            try await collections.get(pathParameter(context, "collection"), pathParameter(context, "entity"))
-        }
-        router.put("/:collection/:entity") { request, context in
-            try await collections.replace(request, pathParameter(context, "collection"), pathParameter(context, "entity"))
-        }
-        router.delete("/:collection/:entity") { _, context in
-            try await collections.delete(pathParameter(context, "collection"), pathParameter(context, "entity"))
-        }
+        // One controller per kind of resource, each binding its operations of the OpenAPI
+        // document (APIRoutes.swift); the server does not start with an operation unbound.
+        router.addRoutes(APIRouteTable.collect([
+            ServiceRoutes(gateway: gateway).routes,
+            MapRoutes(configuration: configuration, assets: mapAssets).routes,
+            FileRoutes(store: gateway, configuration: configuration, imaging: imaging).routes,
+            CollectionRoutes(store: gateway, configuration: configuration).routes,
+        ]))
         return router
     }
 }

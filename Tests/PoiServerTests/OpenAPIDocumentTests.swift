@@ -18,22 +18,24 @@ import Testing
         return operations
     }
 
-    /// The routes `PoiServer.buildRouter` registers, read from its source: `router.get("/files/:id")`
-    /// is `GET /files/{id}`.
+    /// The routes `PoiServer.buildRouter` registers: the route table's operations, at the
+    /// method and path the document gives each (`GET /files/{id}`).
     static func routedOperations() throws -> Set<String> {
-        let source = try String(contentsOf: ServeHarness.repoRoot.appendingPathComponent("Sources/PoiServer/PoiServer.swift"),
-                                encoding: .utf8)
-        let pattern = try NSRegularExpression(pattern: #"router\.(get|head|post|put|delete|patch)\("([^"]+)"\)"#)
-        var operations = Set<String>()
-        for match in pattern.matches(in: source, range: NSRange(source.startIndex..., in: source)) {
-            let method = String(source[Range(match.range(at: 1), in: source)!]).uppercased()
-            let path = String(source[Range(match.range(at: 2), in: source)!])
-                .split(separator: "/", omittingEmptySubsequences: false)
-                .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
-                .joined(separator: "/")
-            operations.insert("\(method) \(path)")
-        }
-        return operations
+        // A case the document lacks shows as "NO OPERATION name" among the undocumented routes.
+        Set(APIRoute.allCases.map { route in
+            guard let operation = DocumentedOperations.served.operation(id: route.rawValue) else {
+                return "NO OPERATION \(route.rawValue)"
+            }
+            return "\(operation.method.rawValue) \(operation.path)"
+        })
+    }
+
+    /// A path template becomes the router's form: `{id}` is the parameter `:id`.
+    @Test func theRouterPathOfAnOperationNamesItsParameters() throws {
+        #expect(APIRoute.downloadThumbnail.operation.routerPath == "/files/:id/thumbnail")
+        #expect(APIRoute.getDocument.operation.routerPath == "/:collection/:entity")
+        #expect(APIRoute.hello.operation.routerPath == "/")
+        #expect(APIRoute.leafletImage.operation.routerPath == "/assets/leaflet/images/:file")
     }
 
     @Test func everyRouteIsDocumentedAndEveryOperationRouted() throws {
