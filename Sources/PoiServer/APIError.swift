@@ -1,4 +1,5 @@
 import HTTPTypes
+import Hummingbird
 import PoiStore
 
 /// Every way a request can fail, with the status and JSON body the client sees: the one place
@@ -151,5 +152,13 @@ enum APIError: Error, Sendable {
         }
         out.append(0x7D)
         return ("application/json; charset=utf-8", out)
+    }
+}
+
+/// Hummingbird's way for an error to carry its own answer: whatever throws an `APIError` (a
+/// handler, a middleware) gets the same status, body and headers (`Reply.error`).
+extension APIError: HTTPResponseError {
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        Reply.error(self)
     }
 }

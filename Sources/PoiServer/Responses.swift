@@ -50,11 +50,10 @@ enum Reply {
 
     /// Any error a handler or middleware throws, as the client sees it.
     static func response(for error: any Error, request: Request, context: some RequestContext) throws -> Response {
-        switch error {
-        case let error as APIError: return Self.error(error)
-        case let error as HTTPResponseError: return try error.response(from: request, context: context)
-        default: return Self.error(.internalError("internal error"))
-        }
+        // `APIError` is an `HTTPResponseError` too; Hummingbird's own (a 404 of the router) answer
+        // as Hummingbird writes them.
+        guard let error = error as? any HTTPResponseError else { return Self.error(.internalError("internal error")) }
+        return try error.response(from: request, context: context)
     }
 
     static func error(_ error: APIError) -> Response {
