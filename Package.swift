@@ -118,6 +118,7 @@ let package = Package(
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-        ]),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], exclude: ["Fixtures"]),
     ]
 )
