@@ -6,7 +6,7 @@ import Darwin
 import CZlib
 import Dispatch
 
-/// Zip archives (issue 17): `allCountries.zip` and friends. Each CSV/GeoJSON member is read as
+/// Zip archives, as dumps are often published: `allCountries.zip` and friends. Each CSV/GeoJSON member is read as
 /// if it were a file of its own, named `ARCHIVE:MEMBER` in places, rejects and messages; the
 /// members are inflated on a thread of their own, streaming, exactly like gzip (`GzipStage`).
 ///

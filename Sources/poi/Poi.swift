@@ -106,7 +106,7 @@ enum PoiMain {
 /// (the same burst, release build): 9–11 MB above idle afterwards, for 6 % more time (such
 /// buffers are faulted in afresh for each image). Set first thing, before any thread allocates.
 ///
-/// The batch jobs keep this policy too (issue 26, measured): letting every buffer up to 32 MiB
+/// The batch jobs keep this policy too (measured): letting every buffer up to 32 MiB
 /// come from the heap and be reused (mmap threshold 32 MiB, heap given back by malloc_trim
 /// after a second without images) cut `make bench-images`' page faults 399,534 → 352,255 (JPEG,
 /// 48 files) and 61,237 → 18,214 (PNG, 22 files) and CPU 2.93 → 2.80 s and 1.95 → 1.86 s, but

@@ -12,7 +12,7 @@ struct ThumbnailRecipeOptions: ParsableArguments {
     @Option(help: "inside: fit in the box, keep the aspect ratio; cover: fill the box, centre crop (default: inside).")
     var fit: ThumbnailSpec.Fit?
 
-    // `--thumbnail-format` too: the name issue 27 gave it, and on `poi import` it says that it is
+    // `--thumbnail-format` too: the name WebP thumbnails were asked for under, and on `poi import` it says that it is
     // not the input's format (inputs are recognised by their content).
     @Option(name: [.customLong("format"), .customLong("thumbnail-format")],
             help: """
