@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The issue 17 trial's findings (dumps as they arrive), each reproduced as the trial found it:
+/// What trying dumps as they arrive (gzip'd, zipped, other encodings, no header) found, each reproduced as the trial found it:
 /// GeoNames' bare quotes, a zip with nothing to read, `convert` of a dump damaged midway, column
 /// names that do not fit, a zip member that is not damaged but cannot be read, UTF-16 without a
 /// byte-order mark. No database: `poi check` and `poi convert` read exactly as the import does.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 19 §5: `poi thumbnails` and `poi gc` tell the truth about damaged, missing and relinked
+/// `poi thumbnails` and `poi gc` tell the truth about damaged, missing and relinked
 /// files. Each test damages a sample database the way the issue reproduced it (pymongo, or the
 /// uploads folder by hand) and checks exact numbers.
 @Suite(.serialized, .liveServer) struct HonestMaintenanceTests {

@@ -6,8 +6,8 @@ import Testing
 import Glibc
 #endif
 
-// Findings of the fourth new-user trial of `poi serve` (issue 14, branch h-serve3), one test per
-// finding fixed; each fails on h-serve3. (F6, F7, F9 are not fixed here: no tests for them.)
+// Findings of the fourth new-user trial of `poi serve`, one test per finding fixed; each fails
+// on the build before its fix. (F6, F7, F9 are not fixed here: no tests for them.)
 
 @Suite("poi serve trial findings, round 4 (issue 14)", .serialized, .liveServer)
 struct ServeTrial4FindingsTests {
