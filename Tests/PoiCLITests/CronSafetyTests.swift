@@ -59,7 +59,7 @@ import Testing
         try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
     }
 
-    // MARK: §2 --json
+    // MARK: --json
 
     @Test func importJSONPrintsAnErrorObjectOnUsageAndDatabaseFailures() throws {
         let dir = try Self.scratch("jsonerr")
@@ -176,7 +176,7 @@ import Testing
         }
     }
 
-    // MARK: §3 rejects files
+    // MARK: rejects files
 
     @Test func importSkipsItsOwnRejectsFilesWithOneLine() throws {
         let dir = try Self.scratch("ownrejects")
@@ -258,7 +258,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: work + "/places.rejects.csv"))
     }
 
-    // MARK: §4 a typo is not an empty success
+    // MARK: a typo is not an empty success
 
     @Test(.liveServer) func exportOfADatabaseWithoutLocationsIsAnErrorNamingTheOnesWithIt() throws {
         let ws = try Workspace("crontypo")
@@ -365,7 +365,7 @@ import Testing
         }
     }
 
-    // MARK: §6 messages
+    // MARK: messages
 
     @Test func aDanglingUploadsLinkIsNamedAsSuch() throws {
         let dir = try Self.scratch("dangling")

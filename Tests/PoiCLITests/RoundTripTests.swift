@@ -283,7 +283,7 @@ import Testing
         #expect(try Self.countWithImage(ws) == "1")
     }
 
-    // MARK: §3 provenance
+    // MARK: provenance
 
     @Test func renamingOrShorteningADumpChangesNothing() throws {
         let ws = try Workspace("rt-provenance")
@@ -310,7 +310,7 @@ import Testing
         """) == "{'file': 'dump-2026-11-22.csv', 'line': 5}")
     }
 
-    // MARK: §2 duplicate keys
+    // MARK: duplicate keys
 
     @Test func aDuplicateKeyIsRejectedNamingTheFirstLine() throws {
         let ws = try Workspace("dup")
