@@ -124,7 +124,7 @@ struct FileRoutes: Sendable {
                 case .tooLarge:
                     // Its pixels are never decoded, so its bytes are never checked: a header
                     // declaring 20000×20000 followed by HTML would be stored and served (found by
-                    // a hostile-upload test of `poi serve`). Refused like an upload over the byte limit.
+                    // trying `poi serve` by hand). Refused like an upload over the byte limit.
                     await discardStaged(path)
                     throw .imageTooLarge("the upload is not accepted: \(error)")
                 case .outOfMemory:
