@@ -46,7 +46,7 @@ clean:
 	-@scripts/db.sh stop
 	rm -rf .build .data out Benchmarks/.build .build-fuzz
 
-# Formats benchmark (issue 4): poi check/convert vs Python csv/json and ogr2ogr, peak RSS on 10x input.
+# Formats benchmark: poi check/convert vs Python csv/json and ogr2ogr, peak RSS on 10x input.
 .PHONY: bench-formats
 bench-formats:
 	@scripts/bench-formats.sh
@@ -56,13 +56,13 @@ bench-formats:
 bench-store: build
 	@POI=$(CURDIR)/$(RELEASE_BIN) scripts/bench-store.sh
 
-# Imaging benchmark (issue 3): poi thumb vs vipsthumbnail and ImageMagick on Debian wallpapers
+# Imaging benchmark: poi thumb vs vipsthumbnail and ImageMagick on Debian wallpapers
 # (corpus in .bench/, never committed); RUNS=, JOBS=, SIZE= to adjust.
 .PHONY: bench-images
 bench-images: build
 	@POI=$(CURDIR)/$(RELEASE_BIN) scripts/bench-images.sh
 
-# WebP thumbnails vs JPEG q85 ones (issue 27): bytes, encode time and SSIM on Samples/ and the
+# WebP thumbnails vs JPEG q85 ones: bytes, encode time and SSIM on Samples/ and the
 # bench-images corpus when present (scripts/bench-webp.sh; output in .bench/webp/).
 .PHONY: bench-webp
 bench-webp:
@@ -74,20 +74,20 @@ SECONDS ?= 30
 fuzz-images:
 	@scripts/fuzz-images.sh $(SECONDS)
 
-# Decode arenas (issue 26), under ASan/UBSan: libjpeg's memory limit refuses exactly the same
+# Decode arenas, under ASan/UBSan: libjpeg's memory limit refuses exactly the same
 # images with the same message with and without an arena, byte by byte around each threshold,
 # and a longjmp out of libjpeg's own manager leaves the arena reusable (scripts/arena-limit-test.sh).
 .PHONY: arena-test
 arena-test:
 	@scripts/arena-limit-test.sh
 
-# Jobs benchmark (issue 6): poi import/export vs pymongo scripts, same server, same run
+# Jobs benchmark: poi import/export vs pymongo scripts, same server, same run
 # (BENCH_ROWS=, DRY_ROWS= to resize).
 .PHONY: bench-jobs
 bench-jobs: build
 	@scripts/db.sh with .venv/bin/python scripts/bench-jobs.py
 
-# poi serve benchmark (issue 14): poi serve vs the tutorial's Express server and nginx sendfile,
+# poi serve benchmark: poi serve vs the tutorial's Express server and nginx sendfile,
 # wrk on loopback (DURATION= seconds per run); wrk and nginx-light from Debian.
 .PHONY: bench-serve
 bench-serve: build
@@ -117,7 +117,7 @@ bench-baseline:
 bench-smoke: build
 	@POI=$${POI:-$(CURDIR)/$(RELEASE_BIN)} scripts/db.sh with .venv/bin/python scripts/bench-smoke.py
 
-# Reliability suites (issue 7), each ending with `<suite>: N passed, M failed`.
+# Reliability suites, each ending with `<suite>: N passed, M failed`.
 # crash-test: kill -9 `poi import` / `poi thumbnails --all` at seeded random moments, rerun, check
 #   (ROWS= KILLS= SEED= IMAGES=; short CI run: make crash-test ROWS=2000 KILLS=4).
 # fault-test: server stopped mid-import and mid-export, uploads full / read-only, production

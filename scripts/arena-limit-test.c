@@ -1,4 +1,4 @@
-/* libjpeg's memory limit with and without a decode arena (issue 26), built and run by
+/* libjpeg's memory limit with and without a decode arena, built and run by
  * scripts/arena-limit-test.sh. jpeg_codec.c is compiled with CC_JPEG_MAX_MEMORY read from
  * cc_test_max_memory, so the limit can move byte by byte: for each test image (progressive,
  * whose coefficient arrays are libjpeg's virtual arrays, and baseline) this finds the smallest

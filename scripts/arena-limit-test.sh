@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libjpeg's memory limit with and without a decode arena (issue 26): scripts/arena-limit-test.c,
+# libjpeg's memory limit with and without a decode arena: scripts/arena-limit-test.c,
 # CCodecs compiled with CC_JPEG_MAX_MEMORY read from a variable the test moves byte by byte, and
 # ASan/UBSan on. Exit 1 if the arena's memory manager refuses a different set of images, or with
 # a different message, than libjpeg's own; then scripts/arena-longjmp-test.c.

@@ -1,5 +1,6 @@
 /* A longjmp out of a call that the arena's memory manager passes on to libjpeg's own manager
- * (issue 26), built and run under ASan by scripts/arena-limit-test.sh. It includes jpeg_codec.c
+ * (the decode arenas, which take libjpeg's page faults away, must survive it), built and run
+ * under ASan by scripts/arena-limit-test.sh. It includes jpeg_codec.c
  * to reach its static manager: after some image-pool allocations from the arena, a JPOOL_PERMANENT
  * request too large for libjpeg makes jmemmgr.c raise "Insufficient memory (case 7)" while
  * cinfo->mem points at the library's manager. Then, as jdec does: jpeg_destroy_decompress must

@@ -1,4 +1,4 @@
-/* Decode arena bench (issue 26), built and run by scripts/bench-arena.sh.
+/* Decode arena bench, built and run by scripts/bench-arena.sh.
  *
  *   bench-arena null  FILE...   decode each file with arena = NULL (libjpeg mallocs per image)
  *   bench-arena arena FILE...   the same with one cc_arena reused across the files

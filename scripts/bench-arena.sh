@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Decode arena bench (issue 26): scripts/bench-arena.c over the bench-images JPEG corpus, decoded
+# Decode arena bench: scripts/bench-arena.c over the bench-images JPEG corpus, decoded
 # at 1/8 as thumbnails are, once with arena = NULL and once with one arena reused across files.
 #   scripts/bench-arena.sh [RUNS] [CORPUS_DIR]   (defaults: 3, .bench/corpus/jpeg)
 # First a check run (both modes must give byte-identical results for every file, exit 1 if

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""First-load benchmark (issue 16, part of `make bench-store`): `poi import` into an empty
+"""First-load benchmark (part of `make bench-store`): `poi import` into an empty
 database beside the server's own floor for the same work, same server, same run.
 
   first load   `poi import` of ROWS places (no images) into a fresh database, against: the

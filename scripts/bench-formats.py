@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Formats benchmark (issue 4): `poi check` vs Python csv / json.load, `poi convert` vs ogr2ogr,
+"""Formats benchmark: `poi check` vs Python csv / json.load, `poi convert` vs ogr2ogr,
 `poi check` of the 10x CSV gzip'd
-vs `gzip -dc` of the same file alone (zlib's own inflate: the floor, issue 17), and peak RSS on a
+vs `gzip -dc` of the same file alone (zlib's own inflate: the floor), and peak RSS on a
 10x larger input. Run through `make bench-formats` (scripts/bench-formats.sh).
 
 Inputs are generated deterministically into .bench/ (git-ignored): N rows of CSV and the same
@@ -165,11 +165,11 @@ def main():
     if csvswift:
         row("check CSV", ours_csv, run([csvswift, csv_s]), "CSV.swift (read)", "<= 1.0")
     row("check GeoJSON", *run_pair([POI, "check", geo_s], py_json), "python json.load", "<= 0.33")
-    # Issue 17: a gzip'd dump costs about what zlib needs to inflate it (inflating runs on a
+    # A gzip'd dump costs about what zlib needs to inflate it (inflating runs on a
     # thread of its own beside parsing). The big CSV, gzip'd once by gzip itself (default level).
     # GNU gzip inflates with its own code, not zlib's, and writes what it inflates (to /dev/null):
     # the floor a user compares with; poi's inflate thread is zlib's. Measured on 2 cores
-    # (issue 17): poi 0.73 s wall / 1.25 s CPU, gzip -dc 0.89 s: 0.83x wall.
+    # when gzip'd dumps were added: poi 0.73 s wall / 1.25 s CPU, gzip -dc 0.89 s: 0.83x wall.
     # The key rule without an id column (name + coordinates, hashed) costs at most 1.5x the same
     # check keyed by the id column: same places, same duplicates.
     keyed_id, keyed_derived = (os.path.join(BENCH, f"keyed-{KEYED_ROWS}-{kind}.csv") for kind in ("id", "no-id"))

@@ -134,7 +134,7 @@ measure_once() { # TOOL FILES...
     local tool=$1
     rm -rf "$BENCH/out" && mkdir -p "$BENCH/out"
     # %R: minor page faults (fresh zeroed pages the kernel handed out): what reusing decoder
-    # buffers, instead of allocating and freeing them per image, takes away (issue 26).
+    # buffers, instead of allocating and freeing them per image, takes away.
     /usr/bin/time -f "%e %M %U %S %R" -o "$BENCH/time.txt" bash -c 'run_tool "$@"' _ "$@" \
         >/dev/null 2>"$BENCH/stderr.txt" || {
         echo "bench-images: $tool failed" >&2; cat "$BENCH/stderr.txt" >&2; exit 1; }

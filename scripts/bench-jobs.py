@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Jobs benchmark (issue 6): `poi import` / `poi export` beside pymongo scripts doing the same
+"""Jobs benchmark: `poi import` / `poi export` beside pymongo scripts doing the same
 work against the same server in the same run: wall time, client CPU (user+sys) and peak RSS.
 
 The server is the one in $MONGODB_URI (`make bench-jobs` starts the embedded SecantusDB). With
@@ -104,7 +104,7 @@ with open(out, "w", encoding="utf-8") as f:
     f.write("\n]}\n")
 '''
 
-# mongoexport --type=csv --fields … semantics (issue 27; the tool is not installed here): the
+# mongoexport --type=csv --fields … semantics (the tool is not installed here): the
 # same columns as `poi export --format csv`, read from the same collection, csv module writing.
 PEER_EXPORT_CSV = r'''
 import csv, sys, pymongo

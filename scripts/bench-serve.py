@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make bench-serve` (issue 14): `poi serve` beside the tutorial's Express server and nginx
+"""`make bench-serve`: `poi serve` beside the tutorial's Express server and nginx
 (sendfile on, the machine's limit for static bytes) on loopback, same database, same files.
 
 (a) GET /files/:id of the largest photo   (b) GET /files/:id of a thumbnail (~9 kB)
@@ -224,7 +224,7 @@ request = function() n = n + 1
                 results[("d", name)] = r
                 print(f"{'POST /files, 5 MB JPEG (+ thumbnail for poi)':<44} {name:<10} {r['rps']:>10.1f} {r['p50'] or 0:>9.2f} {r['p99'] or 0:>9.2f}", flush=True)
 
-        # Issue 26: memory comes back after the upload burst (within 30 MB of idle, 5 s later).
+        # Memory comes back after the upload burst (within 30 MB of idle, 5 s later).
         after_burst_mb = None
         if ("d", "poi serve") in results:
             time.sleep(5)

@@ -56,6 +56,6 @@ sys.exit(0 if ok else 1)
 PY
 ) || status=1
 
-# First loads (issue 16): poi import against the server's own insert and key-read floors.
+# First loads: poi import against the server's own insert and key-read floors.
 .venv/bin/python scripts/bench-firstload.py || status=1
 exit $status

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# make bench-webp: WebP thumbnails against the JPEG ones of the same photos at comparable quality
-# (issue 27). For each opaque photo (Samples/images, plus bench-images' JPEG corpus in .bench/ when
-# it is there), `poi thumb --format png` gives the thumbnail's exact pixels; PoiKit's encoders
-# (CCodecs, built here -O2 as in release) then write them as JPEG q85 and as WebP at qualities
-# 50..100, timed in-process (median of REPS, codecs interleaved). SSIM against those pixels
-# (scikit-image, Gaussian window as Wang et al.; JPEG decoded by djpeg, WebP by ImageMagick's
-# libwebp delegate) says which WebP quality matches JPEG q85, and what it weighs there.
+# make bench-webp: WebP thumbnails against the JPEG ones of the same photos at comparable quality:
+# what choosing WebP for thumbnails saves and costs. For each opaque photo (Samples/images, plus
+# bench-images' JPEG corpus in .bench/ when it is there), `poi thumb --format png` gives the
+# thumbnail's exact pixels; PoiKit's encoders (CCodecs, built here -O2 as in release) then write
+# them as JPEG q85 and as WebP at qualities 50..100, timed in-process (median of REPS, codecs
+# interleaved). SSIM against those pixels (scikit-image, Gaussian window as Wang et al.; JPEG
+# decoded by djpeg, WebP by ImageMagick's libwebp delegate) says which WebP quality matches JPEG
+# q85, and what it weighs there.
 #
 # Env: POI (default .build/release/poi, else .build/debug/poi), SIZE=256x256, REPS=31,
 #      SSIM_VENV=/tmp/poikit-ssim-venv (a throwaway venv with scikit-image, made on first use).

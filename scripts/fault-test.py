@@ -424,7 +424,7 @@ def make_certificates(folder):
 
 def production_setup(work, rng, checks):
     """Every job and `poi serve` against a replica-set primary over TLS with a SCRAM user whose
-    password holds @ : /, as production runs (issue 29); an election window during an import;
+    password holds @ : /, as production runs; an election window during an import;
     and the diagnoses of a wrong CA, password, missing user and missing tls=true."""
     import threading
     import urllib.parse

@@ -45,13 +45,13 @@ printf '\x1e%s\n\x1e{"type":"Feature","geometry":\n\x1e%s\n' "$F" "$F" > "$S/geo
 printf '%s\n%s\r\n{"type":"Feature","geometry":null,"properties":{"name":"N"}}\n' "$F" "$F" > "$S/geojson/ndjson.geojson"
 printf '\xef\xbb\xbf  %s' "$F" > "$S/geojson/bom-feature.geojson"
 printf '{"type":"FeatureCollection","crs":{"a":[1,{"b":"\\"]"}]},"features":[%s,{"type":"Feature","geometry":{"type":"Point","coordinates":[1e400,0]},"properties":{"name":"d","name":"e"}},[],"s",12]}' "$F" > "$S/geojson/collection-odd.geojson"
-# Dumps as they arrive (issue 17): gzip'd (one member, two concatenated, cut short) and UTF-16 with a BOM.
+# Dumps as they arrive: gzip'd (one member, two concatenated, cut short) and UTF-16 with a BOM.
 gzip -c -n Samples/places.csv > "$S/csv/places.csv.gz"
 gzip -c -n Samples/landmarks.geojson > "$S/geojson/landmarks.geojson.gz"
 { head -c 700 Samples/places.csv | gzip -c -n; tail -c +701 Samples/places.csv | gzip -c -n; } > "$S/csv/two-members.csv.gz"
 head -c 300 "$S/csv/places.csv.gz" > "$S/csv/truncated.csv.gz"
 { printf '\xff\xfe'; head -n 8 Samples/places.csv | iconv -f UTF-8 -t UTF-16LE; } > "$S/csv/utf16le-bom.csv"
-# Zipped (issue 17): two members (stored and deflate) and a README; the oracle reads each member.
+# Zipped: two members (stored and deflate) and a README; the oracle reads each member.
 python3 - "$S" <<'PY'
 import sys, zipfile
 s = sys.argv[1]

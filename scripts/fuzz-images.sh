@@ -30,9 +30,9 @@ if [ ! -d "$OUT/seeds/jpeg" ]; then
     mkdir -p "$OUT/seeds/jpeg" "$OUT/seeds/png"
     cp "$OUT"/fixtures/*.jpg "$OUT/seeds/jpeg/"
     cp "$OUT"/fixtures/*.png "$OUT/seeds/png/"
-    # A deflate stream only libdeflate takes (issue 26): the zlib/libdeflate comparison's known difference.
+    # A deflate stream only libdeflate takes: the zlib/libdeflate comparison's known difference.
     cp "$OUT"/fixtures/lenient/*.png "$OUT/seeds/png/"
-    # ICC-tagged images and damaged profiles (issue 15): seeds for the colour path.
+    # ICC-tagged images and damaged profiles: seeds for the colour path.
     .venv/bin/python Tests/PoiImagingTests/Fixtures/make_color_fixtures.py "$OUT/fixtures/color" >/dev/null
     cp "$OUT"/fixtures/color/*.jpg "$OUT/seeds/jpeg/"
     cp "$OUT"/fixtures/color/*.png "$OUT/seeds/png/"

@@ -41,13 +41,13 @@ class Rule:
 THIRD_PARTY_ABOVE = {"Crypto", "Logging", "ServiceLifecycle"} | FILES
 RULES = {
     "CJPEG": Rule(kind="modulemap"), "CPNG": Rule(kind="modulemap"), "CMongoC": Rule(kind="modulemap"),
-    # Little CMS 2 (issue 15): colour conversion, called from CCodecs' C only, like the codecs.
+    # Little CMS 2: colour conversion, called from CCodecs' C only, like the codecs.
     "CLCMS2": Rule(kind="modulemap"),
-    # zlib (issue 17): gzip'd dumps, inflated and deflated streaming by PoiFormats.
+    # zlib: gzip'd dumps, inflated and deflated streaming by PoiFormats.
     "CZlib": Rule(kind="modulemap"),
-    # libwebp (issue 27): WebP thumbnails, encoded by CCodecs' C only (never decoded).
+    # libwebp: WebP thumbnails, encoded by CCodecs' C only (never decoded).
     "CWebP": Rule(kind="modulemap"),
-    # libdeflate (issue 26): a PNG's image data inflated in one call, by CCodecs' C only.
+    # libdeflate: a PNG's image data inflated in one call, by CCodecs' C only.
     "CDeflate": Rule(kind="modulemap"),
     "CCodecs": Rule(allowed={"CJPEG", "CPNG", "CLCMS2", "CWebP", "CDeflate"}, kind="c"),
     "PoiModel": Rule(allowed=SYSTEM | {"Crypto"}),

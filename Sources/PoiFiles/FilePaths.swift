@@ -10,7 +10,7 @@ import Darwin
 
 /// Path arithmetic on user-given paths, with swift-system's `FilePath`. Never Foundation's
 /// `NSString` path methods: on Linux `deletingLastPathComponent` traps on one-character paths
-/// ("a", "-") and on "x/" (the crash of issue 17).
+/// ("a", "-") and on "x/" (`poi import -` and `poi import p` died with SIGILL).
 public enum FilePaths {
     /// The folder holding `path`: "." for a bare name, "/" for a file at the root.
     public static func folder(of path: String) -> String {

@@ -63,7 +63,7 @@ public final class TemporaryFiles: Sendable {
                     // Raised on this thread, with the signal unblocked here. Sent to the process
                     // instead, it came back to this handler: Dispatch blocks it on every thread
                     // it runs and reads it from there, so while workers were busy it was read
-                    // again and again and the message printed thousands of times (issue 26).
+                    // again and again and the message printed thousands of times.
                     var only = sigset_t()
                     sigemptyset(&only)
                     sigaddset(&only, sig)

@@ -26,7 +26,7 @@ public enum WholeFile {
 
     /// `read(_:limit:)` into `buffer`, whose memory is kept from one file to the next (grown
     /// when a file is larger): a worker reading photo after photo writes to pages already mapped
-    /// instead of a fresh allocation, faulted in and zeroed by the kernel, per file (issue 26).
+    /// instead of a fresh allocation, faulted in and zeroed by the kernel, per file.
     public static func read(_ path: String, limit: Int = .max, into buffer: ReusableBytes) throws(FileError) {
         var failure: Int32 = 0
         try withOpenFile(path, limit: limit) { fd, size in

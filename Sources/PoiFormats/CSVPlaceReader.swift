@@ -873,7 +873,7 @@ struct CSVRecordConverter: Sendable {
     /// path. `String(validating:as:)` is generic over the encoding and looked up its type
     /// metadata at run time for every field that is not ASCII; checking first (`UTF8Scan`) and
     /// then making the String validated every field twice. Both were 4–5 % of `poi convert`'s
-    /// CPU (issue 26). NUL is refused first, by `memchr`.
+    /// CPU (profiled). NUL is refused first, by `memchr`.
     @inline(__always)
     private func decodeField(_ p: UnsafeBufferPointer<UInt8>) -> String? {
         guard let base = p.baseAddress else { return "" }

@@ -1,6 +1,6 @@
 /// One dump to read, as the jobs (import, check, convert) see their inputs: a file (or `-`), or a
 /// CSV/GeoJSON member of a zip archive given as a file. A zip expands into its members in name
-/// order, each read as if it had been given on its own (issue 17).
+/// order, each read as if it had been given on its own.
 public struct DumpInput: Sendable {
     /// What places, rejects and messages call it: the path, or `ARCHIVE:MEMBER`.
     public let name: String

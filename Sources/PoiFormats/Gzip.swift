@@ -64,7 +64,7 @@ final class DecodedChannel: Sendable {
         // Made at 0 and raised, not made at `depth`: libdispatch traps (SIGILL) when a semaphore
         // is freed below the value it was made with, which is what a channel whose reader went
         // away with pieces still waiting is. `poi convert` of a gzip or zip whose output could
-        // not be opened crashed that way one run in ten, after its error message (issue 26 trial).
+        // not be opened crashed that way one run in ten, after its error message.
         for _ in 0..<depth { free.signal() }
     }
 

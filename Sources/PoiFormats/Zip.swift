@@ -6,9 +6,10 @@ import Darwin
 import CZlib
 import Dispatch
 
-/// Zip archives (issue 17): `allCountries.zip` and friends. Each CSV/GeoJSON member is read as
-/// if it were a file of its own, named `ARCHIVE:MEMBER` in places, rejects and messages; the
-/// members are inflated on a thread of their own, streaming, exactly like gzip (`GzipStage`).
+/// Zip archives, as dumps are often published: `allCountries.zip` and friends. Each CSV/GeoJSON
+/// member is read as if it were a file of its own, named `ARCHIVE:MEMBER` in places, rejects and
+/// messages; the members are inflated on a thread of their own, streaming, exactly like gzip
+/// (`GzipStage`).
 ///
 /// Why by hand over zlib rather than ZIPFoundation (mirrored here, 0.9.20): on Linux its inflate
 /// loop (`Data.decode`) sets `avail_in` to the buffer size even when the last read was shorter,

@@ -38,7 +38,7 @@ public final class ThumbnailBudget: @unchecked Sendable {
 
     /// `idleRelease`: how long thumbnailing must have been idle before the arenas' memory goes
     /// back to the system; a second bridges the gaps of a batch between images, and a server's
-    /// burst is gone within the few seconds its memory may stay up (issue 26).
+    /// burst is gone within the few seconds its memory may stay up.
     public init(bytes: Int, idleRelease: Duration = .seconds(1)) {
         queue = BudgetQueue(capacity: bytes)
         self.idleRelease = idleRelease
@@ -83,7 +83,7 @@ public final class ThumbnailBudget: @unchecked Sendable {
     /// `need`: `whole` when both fit in the budget, else 0 (zlib streams it). Worth it whenever it
     /// fits: zlib's inflate was 75 % of a PNG thumbnail's CPU, and libdeflate takes less than
     /// half of that. The rule was "while two such images fit side by side", so as never to
-    /// serialise a job; measured (issue 26, 22 bench PNGs, 2 jobs, 220 MB), that left the largest
+    /// serialise a job; measured (22 bench PNGs, 2 jobs, 220 MB), that left the largest
     /// (4096² RGB, 33 MB file: 119 MB) to zlib, 0.40 s where libdeflate takes 0.27 s, and the
     /// run 6 % slower, for 17 MB less at peak. The price: two such images at once now take turns
     /// (0.48 s where zlib ran both side by side in 0.44 s, for 0.49 s of CPU instead of 0.79), so

@@ -3,7 +3,7 @@
 ///
 /// Why by hand: `trimWhitespace` looked up each end scalar's properties in the standard
 /// library's tables (a binary search), 3 % of `poi convert`'s CPU on text that ends in an
-/// emoji or accented letter (issue 26). The set is small and fixed (Unicode's PropList:
+/// emoji or accented letter (profiled). The set is small and fixed (Unicode's PropList:
 /// U+0009–000D, 0020, 0085, 00A0, 1680, 2000–200A, 2028, 2029, 202F, 205F, 3000; unchanged since
 /// U+180E left it in Unicode 6.3); a test holds it to `isWhitespace` for every scalar.
 public enum UnicodeWhitespace {

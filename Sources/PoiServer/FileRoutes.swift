@@ -123,8 +123,8 @@ struct FileRoutes: Sendable {
                 switch error {
                 case .tooLarge:
                     // Its pixels are never decoded, so its bytes are never checked: a header
-                    // declaring 20000×20000 followed by HTML would be stored and served (trial
-                    // of issue 14). Refused like an upload over the byte limit.
+                    // declaring 20000×20000 followed by HTML would be stored and served (found by
+                    // trying `poi serve` by hand). Refused like an upload over the byte limit.
                     await discardStaged(path)
                     throw .imageTooLarge("the upload is not accepted: \(error)")
                 case .outOfMemory:

@@ -9,22 +9,22 @@ import Glibc
 struct Poi: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "poi",
-        abstract: "Batch tools for point-of-interest data in MongoDB: import, export, thumbnails.",
+        abstract: "Point-of-interest data in MongoDB: import, export, thumbnails.",
         discussion: """
         Exit status: 0 all good, 1 finished with rejected rows or files, 2 usage or configuration \
         error, 3 database or I/O failure, 128 + the signal when interrupted (130 Ctrl-C, 143 SIGTERM).
-
         The database URI comes from --uri, else $MONGODB_URI, else mongodb://127.0.0.1:27017. \
-        Progress is shown on a terminal only; under cron nothing but problems reach stderr, and \
-        --json prints a machine-readable summary on stdout.
+        Every command in full: docs/poi.md.
 
-        Examples:
+        Examples, one per command:
           poi doctor
+          poi thumb photos/*.jpg -o thumbs/
           poi import places.csv landmarks.geojson --uploads /srv/app/uploads
           poi export --bbox -0.51,51.28,0.33,51.69 -o london.geojson
           poi thumbnails --size 512x512
-          poi thumb photos/*.jpg -o thumbs/
           poi check dump.csv
+          poi convert dump.csv -o dump.geojson
+          poi gc --verify
           poi serve --uploads /srv/app/uploads
         """,
         version: PoiVersion.string,
@@ -106,7 +106,7 @@ enum PoiMain {
 /// (the same burst, release build): 9–11 MB above idle afterwards, for 6 % more time (such
 /// buffers are faulted in afresh for each image). Set first thing, before any thread allocates.
 ///
-/// The batch jobs keep this policy too (issue 26, measured): letting every buffer up to 32 MiB
+/// The batch jobs keep this policy too (measured): letting every buffer up to 32 MiB
 /// come from the heap and be reused (mmap threshold 32 MiB, heap given back by malloc_trim
 /// after a second without images) cut `make bench-images`' page faults 399,534 → 352,255 (JPEG,
 /// 48 files) and 61,237 → 18,214 (PNG, 22 files) and CPU 2.93 → 2.80 s and 1.95 → 1.86 s, but

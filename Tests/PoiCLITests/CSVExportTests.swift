@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 27: `poi export --format csv`: the columns, exact cells, the `.csvt` that brings
+/// `poi export --format csv`: the columns, exact cells, the `.csvt` that brings
 /// typed and sparse extras back, `--fields`, `--excel`, TSV and gzip, and the empty-result rule.
 /// The Samples/ and benchmark-data round trips are in RoundTripTests (run for both formats).
 @Suite(.serialized, .liveServer) struct CSVExportTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 28: `poi check` and `poi convert` apply the import's key rule — a key once per run,
+/// `poi check` and `poi convert` apply the import's key rule — a key once per run,
 /// across files and zip members, exact repeats written once — and skip rejects files among
 /// several inputs as the import does; the counts of all three agree on every fixture.
 @Suite struct CheckIsImportTests {

@@ -9,7 +9,7 @@ import Testing
 
     /// 20 features of 4 MB each: read one by one they take about 60 MB at peak; gathered into
     /// one batch (a count cap alone) the places and their encoded features took 419 MB for 60
-    /// of them (issue 26).
+    /// of them.
     @Test func bigFeaturesAreNotGatheredIntoOneBatch() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("poi-convert-memory-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
-/// Honest cron runs (issue 19 §2, §3, §4, §6): `--json` always prints one object, rejects files
+/// Honest cron runs: `--json` always prints one object, rejects files
 /// stay out of the dumps they sit beside, a typo is not an empty success, a password never shows,
 /// an endless input fails fast. Each case failed against the build before its fix.
 @Suite struct CronSafetyTests {
-    /// Issue 29 (new-user trial): the README's Atlas-style URI where DNS has no answer is a
+    /// The README's Atlas-style URI where DNS has no answer is a
     /// server not reached (3), not a bad URI; an unencoded `@` or `/` in the password is told
     /// how to encode it, masked.
     @Test func uriProblemsSayWhatToFix() throws {
@@ -59,7 +59,7 @@ import Testing
         try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
     }
 
-    // MARK: §2 --json
+    // MARK: --json
 
     @Test func importJSONPrintsAnErrorObjectOnUsageAndDatabaseFailures() throws {
         let dir = try Self.scratch("jsonerr")
@@ -88,7 +88,7 @@ import Testing
     /// A gzip'd or zipped dump whose output fails (a full disk, a folder that is not there)
     /// while its inflating thread still has pieces waiting: the run ends with its message and
     /// status 3, every time. Before, libdispatch trapped (SIGILL, status 132) when the reader
-    /// went away, in 1 run of 10 for a missing folder and 3 of 4 for /dev/full (issue 26 trial).
+    /// went away, in 1 run of 10 for a missing folder and 3 of 4 for /dev/full.
     @Test func aFailedOutputEndsACompressedInputCleanly() throws {
         let dir = try Self.scratch("compressed-fail")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -109,7 +109,7 @@ import Testing
 
     /// An input truncated by another program while `poi` reads it (a dump rewritten in place)
     /// ended with status 1 and a reject for its cut last line, or with status 0 when cut at a line
-    /// end: a shorter file read as if whole (new-user pass, issue 26). Now it is said, exit 3, and
+    /// end: a shorter file read as if whole. Now it is said, exit 3, and
     /// a file output keeps what it was; on standard output the places before it go out closed.
     /// The reader of the output holds `poi` on a full pipe until the file is cut.
     @Test func anInputTruncatedWhileReadIsSaidAndExits3() throws {
@@ -176,7 +176,7 @@ import Testing
         }
     }
 
-    // MARK: §3 rejects files
+    // MARK: rejects files
 
     @Test func importSkipsItsOwnRejectsFilesWithOneLine() throws {
         let dir = try Self.scratch("ownrejects")
@@ -258,7 +258,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: work + "/places.rejects.csv"))
     }
 
-    // MARK: §4 a typo is not an empty success
+    // MARK: a typo is not an empty success
 
     @Test(.liveServer) func exportOfADatabaseWithoutLocationsIsAnErrorNamingTheOnesWithIt() throws {
         let ws = try Workspace("crontypo")
@@ -365,7 +365,7 @@ import Testing
         }
     }
 
-    // MARK: §6 messages
+    // MARK: messages
 
     @Test func aDanglingUploadsLinkIsNamedAsSuch() throws {
         let dir = try Self.scratch("dangling")
@@ -418,7 +418,7 @@ import Testing
     }
 
     /// A file size limit (`ulimit -f`) is a write that fails: said, exit status 3, no temporary
-    /// file left (SIGXFSZ killed the process and left it, new-user pass of issue 26).
+    /// file left (SIGXFSZ killed the process and left it).
     @Test func aFileSizeLimitIsAFailedWrite() throws {
         let dir = try Self.scratch("fsize")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -431,8 +431,8 @@ import Testing
     }
 
     /// A signal while worker threads are busy (a conversion in full swing) ends the process once:
-    /// the message was printed again and again, up to 22,000 times, in four runs of ten (new-user
-    /// pass, issue 26) — the signal raised again to end the process came back to the same
+    /// the message was printed again and again, up to 22,000 times, in four runs of ten (found
+    /// trying `poi` as a new user) — the signal raised again to end the process came back to the same
     /// handler, as every Dispatch thread blocks it. The signal is sent once the output's
     /// temporary file exists: the handler is installed and the conversion under way.
     /// Why a private mount namespace without /proc cannot be made here (nil: it can).

@@ -31,7 +31,7 @@ import Testing
         #expect((object?["libraries"] as? [String: String])?["libmongoc"]?.hasPrefix("1.") == true)
         // The probe file is removed again.
         #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).isEmpty)
-        // And the GridFS probe leaves no collection behind (issue 29, new-user trial).
+        // And the GridFS probe leaves no collection behind (new-user trial).
         #expect(try PoiProcess.python("""
         import pymongo, sys
         print(sorted(n for n in pymongo.MongoClient(sys.argv[1])[sys.argv[2]].list_collection_names() if 'probe' in n))

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The issue 17 trial's findings (dumps as they arrive), each reproduced as the trial found it:
+/// What trying dumps as they arrive (gzip'd, zipped, other encodings, no header) found, each reproduced as the trial found it:
 /// GeoNames' bare quotes, a zip with nothing to read, `convert` of a dump damaged midway, column
 /// names that do not fit, a zip member that is not damaged but cannot be read, UTF-16 without a
 /// byte-order mark. No database: `poi check` and `poi convert` read exactly as the import does.
@@ -24,7 +24,7 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
     }
 
-    // MARK: F1, GeoNames' bare quotes
+    // MARK: GeoNames' bare quotes
 
     /// The README's GeoNames command line (with `check`): `--quote none` reads both rows, with
     /// the quotes kept as text.
@@ -90,7 +90,7 @@ import Testing
         #expect(try Self.json(again.stdout)["valid"] as? Int == 1)
     }
 
-    // MARK: F2, a zip with nothing to read
+    // MARK: a zip with nothing to read
 
     @Test(arguments: ["empty", "readme-only"]) func zipWithoutDumpsIsUnreadable(_ kind: String) throws {
         let dir = try Self.scratch(kind)
@@ -142,7 +142,7 @@ import Testing
         #expect(r.stderr.contains("d.zip: no CSV or GeoJSON member in this zip archive (it is empty)"), "\(r.stderr)")
     }
 
-    // MARK: F4, convert of a dump damaged midway
+    // MARK: convert of a dump damaged midway
 
     static let makeTruncatedGzip = """
         import gzip, sys
@@ -216,7 +216,7 @@ import Testing
         #expect(features.count == 5100)
     }
 
-    // MARK: F5, column names that do not fit
+    // MARK: column names that do not fit
 
     /// More fields than names on the first line: one message, exit 2, nothing read (instead of
     /// one reject per line of a 12-million-line file).
@@ -260,7 +260,7 @@ import Testing
                                   + "but this file is GeoJSON; not used"), "\(r.stderr)")
     }
 
-    // MARK: F3, a member that is not damaged but cannot be read here
+    // MARK: a member that is not damaged but cannot be read here
 
     @Test(arguments: ["encrypted", "bzip2"]) func unreadableMemberIsNotCalledDamaged(_ kind: String) throws {
         let dir = try Self.scratch(kind)
@@ -287,7 +287,7 @@ import Testing
         #expect(!r.stderr.contains("damaged"))
     }
 
-    // MARK: F6, UTF-16 without a byte-order mark
+    // MARK: UTF-16 without a byte-order mark
 
     @Test(arguments: [false, true]) func unmarkedUTF16SaysWhichEncodingToName(_ bigEndian: Bool) throws {
         let dir = try Self.scratch("utf16")

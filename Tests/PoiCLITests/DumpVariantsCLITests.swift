@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `poi import` of dumps as they arrive (issue 17), end to end against the live server: each
+/// `poi import` of dumps as they arrive, end to end against the live server: each
 /// variant of Samples/places.csv (made at test time by Python's own gzip and codecs) must store
 /// exactly the documents the plain file stores, every field compared.
 @Suite(.serialized, .enabled(if: PoiProcess.liveURI != nil, "MONGODB_URI is not set: these tests run `poi import` against a live server"))

@@ -115,7 +115,7 @@ import Testing
         #expect(sizesA == sizesB)
     }
 
-    /// Issue 29: overlapping `poi thumbnails --all` runs (a slow weekly run still going when
+    /// Overlapping `poi thumbnails --all` runs (a slow weekly run still going when
     /// the next starts) leave every place linked to a thumbnail that exists, and nothing for gc.
     @Test func overlappingThumbnailRunsLeaveNoDanglingLinks() throws {
         let ws = try Workspace("thumbrace")
@@ -149,7 +149,7 @@ import Testing
         }
     }
 
-    /// Issue 29: a place linked to a thumbnail that is gone (what a thumbnails run deleting it
+    /// A place linked to a thumbnail that is gone (what a thumbnails run deleting it
     /// while an import wrote places left behind, before imports relinked after their writes)
     /// is repaired by a plain `poi thumbnails`: pointed at its image's newest thumbnail, or
     /// given a new one when the image has none left.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 16: a first load sends new places as plain inserts, with the unique `importKey` index
+/// A first load sends new places as plain inserts, with the unique `importKey` index
 /// as the guard. What must not change: every place once, exact outcome counts, no failures,
 /// and fields the app owns kept — also when two imports race over the same keys.
 @Suite(.liveServer) struct FirstLoadTests {

@@ -150,7 +150,7 @@ import Testing
         #expect(docs == "0 1")
     }
 
-    /// Issue 13 §6: two databases sharing one uploads folder. To each, the other's files are
+    /// Two databases sharing one uploads folder. To each, the other's files are
     /// "bytes without a files document". When the other database is on the same server, gc sees
     /// that it describes them and never deletes them, however few. When it cannot see it (another
     /// server, no right to list databases), a `--delete` that would remove that many is refused

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 27: every format GDAL reads reaches `poi import` through a pipe, as README shows it:
+/// Every format GDAL reads reaches `poi import` through a pipe, as README shows it:
 /// `ogr2ogr -f GeoJSONSeq /vsistdout/ INPUT | poi import - …`. A GeoPackage, a Shapefile in a
 /// projected CRS (read back with `-t_srs EPSG:4326`), a KML and a GPX are made at test time from
 /// the samples with ogr2ogr; each piped import gives the same places (name, position within

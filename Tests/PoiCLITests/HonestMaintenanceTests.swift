@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 19 §5: `poi thumbnails` and `poi gc` tell the truth about damaged, missing and relinked
+/// `poi thumbnails` and `poi gc` tell the truth about damaged, missing and relinked
 /// files. Each test damages a sample database the way the issue reproduced it (pymongo, or the
 /// uploads folder by hand) and checks exact numbers.
 @Suite(.serialized, .liveServer) struct HonestMaintenanceTests {
@@ -21,7 +21,7 @@ import Testing
         }
     }
 
-    /// §5.1: one GridFS original missing a chunk is skipped and named; the rest are made and
+    /// One GridFS original missing a chunk is skipped and named; the rest are made and
     /// linked; exit 1 with a `--json` summary (was: exit 3, "MongoDB driver error: Missing chunk 0.").
     @Test func gridFSOriginalMissingAChunkIsSkippedNamedAndTheOthersLinked() throws {
         let ws = try Workspace("thumbchunk")
@@ -58,7 +58,7 @@ import Testing
         """) == "10 0")
     }
 
-    /// §5.2: sizes are compared always, sha256 with --verify, GridFS chunks always; damaged bytes
+    /// Sizes are compared always, sha256 with --verify, GridFS chunks always; damaged bytes
     /// are their own class, named with the places using them, never deleted, exit 1.
     @Test func gcReportsDamagedBytesWithThePlacesUsingThem() throws {
         let ws = try Workspace("gcdamaged")
@@ -126,7 +126,7 @@ import Testing
                                                   "problem": "0 of \(setup[1]) chunks", "places": setup[2]]])
     }
 
-    /// §5.3: a thumbnail whose bytes are gone is not up to date.
+    /// A thumbnail whose bytes are gone is not up to date.
     @Test func thumbnailWithoutBytesIsRegenerated() throws {
         let ws = try Workspace("thumbgone")
         defer { ws.cleanUp() }
@@ -149,7 +149,7 @@ import Testing
         #expect(try gc(ws, []).stdout == "consistent: nothing to collect\n")
     }
 
-    /// §5.4: a relink moves `updated_at` (so `export --since` sends the new id); a plain rerun of
+    /// A relink moves `updated_at` (so `export --since` sends the new id); a plain rerun of
     /// the import still moves nothing.
     @Test func relinkMovesUpdatedAtButARerunDoesNot() throws {
         let ws = try Workspace("relinktime")
@@ -186,7 +186,7 @@ import Testing
         #expect(try ws.python(stamp) == stamps)
     }
 
-    /// §5.5: images found by content whose bytes are not in the store given now are "missing",
+    /// Images found by content whose bytes are not in the store given now are "missing",
     /// with a hint naming --uploads and --gridfs.
     @Test func reusedImagesMissingFromTheGivenStoreAreReportedWithAHint() throws {
         let ws = try Workspace("reusedmissing")
@@ -271,7 +271,7 @@ import Testing
                                   [ws.uri, ws.database + "_new"])
     }
 
-    /// §5.6: PNG ignores --quality, so a PNG thumbnail made with another quality is up to date;
+    /// PNG ignores --quality, so a PNG thumbnail made with another quality is up to date;
     /// a JPEG one is not.
     @Test func qualityChangeRegeneratesJPEGButNotPNGThumbnails() throws {
         let ws = try Workspace("pngquality")

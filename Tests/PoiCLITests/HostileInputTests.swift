@@ -142,7 +142,7 @@ import Testing
                  contains: ["feature 0 (record 1): invalid JSON: number 1e400 is out of range",
                             "feature 1 (record 2): invalid JSON: number -1e400 is out of range", "1 valid, 2 rejected"]),
             // Images (dry run decodes every image; a bad image leaves the place without one)
-            // Exit 1: a failed image is a failed file (issue 18 §4), the place is still imported.
+            // Exit 1: a failed image is a failed file, the place is still imported.
             Case(name: "hostile images, imported without them", args: images, status: 1,
                  contains: ["images.csv:2: record 1: zero.jpg: empty file (0 bytes)",
                             "images.csv:3: record 2: random.jpg: not a JPEG or PNG file",

@@ -79,7 +79,7 @@ import Testing
         #expect(int(s, "inserted") == 3)
         #expect(int(s, "rejected") == 0)
         #expect(!FileManager.default.fileExists(atPath: ws.path("Samples/places.rejects.rejects.csv")))
-        // Every column of the dump is kept (issue 18 §4), but not the rejects file's own reason
+        // Every column of the dump is kept, but not the rejects file's own reason
         // columns: they describe the run that refused the row (they were kept as extra._line…).
         #expect(!fixed.stderr.contains("_reason"), "stderr: \(fixed.stderr)")
         #expect(try ws.python("""
@@ -222,7 +222,7 @@ import Testing
         #expect(ws.files(in: "out/images").count == 10)
     }
 
-    /// Issue 15: originals record their embedded ICC profile (`iccProfile`), so the photos that
+    /// Originals record their embedded ICC profile (`iccProfile`), so the photos that
     /// needed colour conversion can be found; untagged ones have no such field.
     @Test(.liveServer) func taggedOriginalsRecordTheirProfile() throws {
         let ws = try Workspace("iccprofile")

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// Outputs never destroy what they did not make, and a failure never exits 0 (ARCHITECTURE.md §4; issue 19
-/// §1, §2, §4, §6). Each case was reproduced against the earlier build; no database is needed.
+/// Outputs never destroy what they did not make, and a failure never exits 0 (ARCHITECTURE.md
+/// §4). Each case was reproduced against the earlier build; no database is needed.
 /// Device nodes are made with mknod in a temp folder, never the real /dev.
 @Suite struct OutputSafetyTests {
     static let samples = PoiProcess.repoRoot.appendingPathComponent("Samples")

@@ -3,7 +3,7 @@ import Testing
 
 /// Paths from users are bytes: no command may trap on an odd one. `poi import -`, `poi import p`
 /// and `poi doctor --uploads u` died with SIGILL: Foundation's `NSString.deletingLastPathComponent`
-/// traps on one-character paths and on "x/" (issue 17). Each command runs in a fresh folder where
+/// traps on one-character paths and on "x/". Each command runs in a fresh folder where
 /// the path, when it can name a file, is a valid CSV (so the import gets past opening it), and
 /// "-" gets the CSV on standard input.
 @Suite struct PathArgumentTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 18 §1–3: an export imports back unchanged, a key appears once per run, provenance is not
+/// An export imports back unchanged, a key appears once per run, provenance is not
 /// content. Every test here runs `poi` end to end against the live server, and reads what it
 /// wrote with pymongo.
 @Suite(.serialized, .liveServer) struct RoundTripTests {
@@ -146,7 +146,7 @@ import Testing
         Self.expectEqual(before, try Self.dump(ws), "numbers after the round trip")
     }
 
-    /// Integers beyond Int64 (issue 18 §4): a GeoJSON number is stored as BSON Decimal128 with
+    /// Integers beyond Int64: a GeoJSON number is stored as BSON Decimal128 with
     /// its exact digits, a CSV cell stays the text it is; the export writes the same digits, and
     /// importing it back changes nothing.
     @Test func integersBeyondInt64ComeBackExactly() throws {
@@ -189,7 +189,7 @@ import Testing
 
     /// The acceptance suite over Samples/: CSV and GeoJSON (and both together, so a column some
     /// places lack and typed extras meet in one export) → import → export (with images), as
-    /// GeoJSON and as CSV (issue 27) → import into the same database (nothing changes) and into
+    /// GeoJSON and as CSV → import into the same database (nothing changes) and into
     /// a fresh one (the same documents, links and image bytes included).
     @Test(arguments: [["Samples/places.csv"], ["Samples/landmarks.geojson"], ["Samples/places.csv", "Samples/landmarks.geojson"]],
           ["places.geojson", "places.csv"])
@@ -317,7 +317,7 @@ import Testing
         #expect(try Self.countWithImage(ws) == "1")
     }
 
-    // MARK: §3 provenance
+    // MARK: provenance
 
     @Test func renamingOrShorteningADumpChangesNothing() throws {
         let ws = try Workspace("rt-provenance")
@@ -344,7 +344,7 @@ import Testing
         """) == "{'file': 'dump-2026-11-22.csv', 'line': 5}")
     }
 
-    // MARK: §2 duplicate keys
+    // MARK: duplicate keys
 
     @Test func aDuplicateKeyIsRejectedNamingTheFirstLine() throws {
         let ws = try Workspace("dup")
@@ -372,7 +372,7 @@ import Testing
         #expect(try names() == "['First']")
     }
 
-    /// The README's own case, found by the trial of issue 16: `monthly.csv fixes.csv
+    /// The README's own case, found by trying it as a user: `monthly.csv fixes.csv
     /// --on-duplicate last`, run again with nothing changed, counted the fixed places as updated
     /// and moved their `updated_at` on every run (the monthly row was written, then the fix over
     /// it), so a nightly `export --since` carried them every night.

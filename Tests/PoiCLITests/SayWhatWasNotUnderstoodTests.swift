@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 18 §4/§5 at the command line: what the readers did not map is said once per file, with
+/// At the command line: what the readers did not map is said once per file, with
 /// the flag that maps it; the rules are in `--help`.
 @Suite struct SayWhatWasNotUnderstoodTests {
     /// `text` as `name` in a folder of its own; remove it with `removeFolder(of:)`.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// New-user trial of issue 15: "A profile lcms2 refuses, or one larger than a cap, is ignored with
+/// Found trying colour management as a new user: "A profile lcms2 refuses, or one larger than a cap, is ignored with
 /// a warning in the summary". `poi thumb` made the thumbnail as if untagged (right) but said
 /// nothing: exit 0, empty stderr, no warning in --json.
 @Suite struct ThumbColorWarningTests {

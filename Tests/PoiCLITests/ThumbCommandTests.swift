@@ -64,7 +64,7 @@ import Testing
         #expect(try Self.dimensions(out.appendingPathComponent("coins.png")) == (64, 48))
     }
 
-    /// `--format webp` (issue 27): `.webp` files, lossy WebP at --quality, the cutout's alpha kept
+    /// `--format webp`: `.webp` files, lossy WebP at --quality, the cutout's alpha kept
     /// (a VP8X header with its alpha flag), and the recipe in the JSON summary says webp.
     @Test func webpFormatWritesWebPFiles() throws {
         let out = try Self.tempDir("webp")
@@ -165,7 +165,7 @@ import Testing
     }
 }
 
-/// Issue 13 §6: `poi thumb a/empty.jpg a/empty.png -o out` reported the second as a name
+/// Found trying `poi` as a user: `poi thumb a/empty.jpg a/empty.png -o out` reported the second as a name
 /// collision, not as the empty file it is. Content is checked first; a collision is reported only
 /// for a file that would have made a thumbnail.
 @Suite struct ThumbNameCollisionTests {

@@ -75,7 +75,7 @@ import Testing
         #expect(r.bytes > base + 120 * Self.megabyte, "peak \(r.bytes / Self.megabyte) MB, baseline \(base / Self.megabyte) MB")
     }
 
-    /// A PNG inflated in one call (libdeflate, issue 26) reserves its whole image data: within
+    /// A PNG inflated in one call (libdeflate) reserves its whole image data: within
     /// 200 MB two do so side by side, within 100 MB they stream through zlib; either way the peak
     /// stays within the budget and every thumbnail is the same.
     @Test(arguments: [200, 100])
@@ -105,7 +105,7 @@ import Testing
     /// Two 27 MB PNGs of noise first (each worker's read buffer grows to 27 MB and keeps those
     /// pages), then four 4000x3000 photos in small PNG files. Each photo reserves what its
     /// worker's buffer keeps mapped, not just its own file: counting the file alone, two photos
-    /// fit side by side in 120 MB and the peak went 164 MB over the baseline (issue 26).
+    /// fit side by side in 120 MB and the peak went 164 MB over the baseline.
     @Test func aReadBufferGrownByABigFileCountsAgainstTheBudget() throws {
         let dir = ProcessScratch.removedAtExit(FileManager.default.temporaryDirectory.appendingPathComponent("poi-thumb-memory-mixed-inputs-\(getpid())"))
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

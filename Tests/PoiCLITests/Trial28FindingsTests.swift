@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// What a new-user trial of issue 28's readers found, end to end.
+/// What trying the readers of real third-party dumps (GeoNames, typed columns) as a new user
+/// found, end to end.
 @Suite(.serialized, .liveServer) struct Trial28FindingsTests {
     static let columns = "geonameid,name,asciiname,alternatenames,latitude,longitude,feature_class,feature_code,country_code"
 

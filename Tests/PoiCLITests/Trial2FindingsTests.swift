@@ -34,7 +34,7 @@ import Testing
         }
     }
 
-    /// Columns named like PoiKit's own fields are kept under `extra` on import (issue 18 §4), but
+    /// Columns named like PoiKit's own fields are kept under `extra` on import, but
     /// the export → import round trip loses or renames them: the export writes the extras
     /// `imageId` and `_reason` under their bare names (no " (extra)" suffix), and the import of
     /// that export drops both; `created_at` comes back as `extra["created_at (extra)"]`. Into the
@@ -86,7 +86,7 @@ import Testing
     /// mounted tonight, a file being rewritten): the import unlinks the stored photo
     /// (`imageId`/`thumbnailId` removed, only `imageSource`/`imageError` left), so the next
     /// `poi gc --delete` deletes a photo that was fine. A failed reference is not "an image column
-    /// that is present and empty" (issue 18 §1): the existing link must stay.
+    /// that is present and empty": the existing link must stay.
     @Test(.liveServer) func aFailedImageNeverUnlinksTheStoredOne() throws {
         let ws = try Workspace("t2keepimg")
         defer { ws.cleanUp() }
@@ -196,7 +196,7 @@ import Testing
         #expect(try ws.python(count) == "0")
     }
 
-    /// A `--query` the server refuses as a bad value is a usage error (issue 19 §4: "$badop" exits
+    /// A `--query` the server refuses as a bad value is a usage error ("$badop" exits
     /// 2), but an invalid regular expression (`{"name":{"$regex":"("}}`) exits 3, "database or
     /// I/O failure", with `MongoDB error 51091`: a cron wrapper pages for a database outage.
     @Test(.liveServer) func anInvalidRegexInQueryIsAUsageError() throws {

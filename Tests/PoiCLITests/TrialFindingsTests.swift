@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Defects found trying the restructured `poi` (issue 13) as a user and as a careless cron job
+/// Defects found trying the restructured `poi` as a user and as a careless cron job
 /// would, outside the suites. Each test reproduces one finding with the real binary and fails
 /// until it is fixed; the report of the trial names them.
 @Suite struct TrialFindingsTests {
@@ -139,7 +139,7 @@ import Testing
 
         try "id,name,lat,lon,photo\nf1,Fifo,1,2,pipe.jpg\n".write(toFile: dir + "/f.csv", atomically: true, encoding: .utf8)
         let imported = try Self.shell("timeout 20 \"$POI\" import f.csv --dry-run; echo \"status $?\"", in: dir)
-        // A failed image is a failed file: exit 1, the place kept without it (issue 18 §4).
+        // A failed image is a failed file: exit 1, the place kept without it.
         #expect(imported.stdout.contains("status 1"), "\(imported.all)")
         #expect(imported.stderr.contains("pipe.jpg"), "\(imported.stderr)")
     }
@@ -147,7 +147,7 @@ import Testing
     // MARK: poi thumb
 
     /// `poi thumb empty/coffee.jpg photos/coffee.jpg -o out`: the empty file is reported as empty
-    /// (issue 13 §6), but it still owns the name `coffee`, so the good photo gets no thumbnail and
+    /// (a finding of trying `poi` as a new user), but it still owns the name `coffee`, so the good photo gets no thumbnail and
     /// is told "output name 'coffee' is already used by empty/coffee.jpg" although nothing was
     /// written under that name. A name should go to the first input that yields a thumbnail.
     @Test func aFailedInputDoesNotTakeTheOutputNameOfAGoodOne() throws {
@@ -206,7 +206,7 @@ import Testing
     }
 }
 
-/// `poi gc --delete` on two databases sharing one uploads folder (issue 13 §6). The guard refuses
+/// `poi gc --delete` on two databases sharing one uploads folder. The guard refuses
 /// a delete of more than 10 % of the stored files, at least 10; a second database that is small
 /// beside the first (here 1 photo: 2 files beside 20) is under both, and its bytes are deleted
 /// with exit status 0, leaving its places with images whose bytes are gone.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 28: `--types` stores typed columns as BSON numbers, dates and booleans (queryable as
+/// `--types` stores typed columns as BSON numbers, dates and booleans (queryable as
 /// such by the app's driver), the types round-trip through export, and check, convert and
 /// import --dry-run agree on typed rejects.
 @Suite(.serialized, .liveServer) struct TypedColumnsCLITests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Zip archives and decompression caps (issue 17), end to end: fixtures are made at test time
+/// Zip archives and decompression caps, end to end: fixtures are made at test time
 /// from Samples/places.csv with Python's own `zipfile`/`gzip` (independent of the code under
 /// test), imported with `poi`, and compared with the plain file's import field by field.
 @Suite(.serialized, .enabled(if: PoiProcess.liveURI != nil, "MONGODB_URI is not set: these tests run `poi import` against a live server"))

@@ -96,7 +96,7 @@ import PoiModel
     @Test func raggedRowsAndDuplicates() throws {
         let csv = "name,lat,lon,note\nA,1,2,x\nB,1,2\nC,1,2,x,extra\nD,1,2,x,,\nA,1,2,x\n"
         let (places, rejects) = try readAll(csv)
-        // A short row has its missing cells empty (issue 18 §5); a long one is refused.
+        // A short row has its missing cells empty; a long one is refused.
         #expect(places.map(\.name) == ["A", "B", "D", "A"])
         #expect(places[1].extra == JSONObject([JSONMember("note", .string(""))]))
         #expect(rejects.map(\.reason) == ["record has 5 fields, header has 4"])

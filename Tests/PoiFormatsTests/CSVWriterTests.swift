@@ -2,7 +2,7 @@ import Testing
 @testable import PoiFormats
 import PoiModel
 
-/// Issue 27: the CSV a `poi export --format csv` writes, the GDAL `.csvt` it reads and writes,
+/// The CSV a `poi export --format csv` writes, the GDAL `.csvt` it reads and writes,
 /// and the `json` column type, byte for byte.
 @Suite struct CSVWriterTests {
     static func written(_ dialect: CSVDialect = .csv, _ rows: [[(String, Bool)]]) throws -> String {

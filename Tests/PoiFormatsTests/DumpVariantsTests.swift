@@ -3,7 +3,7 @@ import Testing
 @testable import PoiFormats
 import PoiModel
 
-/// Dumps as they arrive (issue 17): gzip'd (file, stdin-like stream, several members, damaged),
+/// Dumps as they arrive: gzip'd (file, stdin-like stream, several members, damaged),
 /// UTF-16/UTF-32 with a BOM, Windows-1252 named by `encoding`, header-less TSV named by `columns`.
 /// Each variant is made at test time from Samples/places.csv with the system's own `gzip` and
 /// `iconv` (independent of the code under test) and must read exactly the plain file's places.

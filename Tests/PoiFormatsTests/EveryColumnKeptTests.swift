@@ -2,7 +2,7 @@ import Testing
 @testable import PoiFormats
 import PoiModel
 
-/// Issue 18 §4 and §5, reader side: every column and property is kept, and what the reader
+/// Reader side: every column and property is kept, and what the reader
 /// cannot use it says (rather than guessing silently).
 @Suite struct EveryColumnKeptTests {
     /// A valid Zürich feature whose `address` (an alias of placename) is an object: the feature

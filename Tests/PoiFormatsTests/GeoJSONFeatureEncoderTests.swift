@@ -78,7 +78,7 @@ import Testing
 
     /// An extra's name is written with its own bytes: "café" composed (NFC) and decomposed (NFD)
     /// are equal as Swift strings, and the per-column name cache gave the second record the
-    /// first one's bytes (new-user pass, issue 26).
+    /// first one's bytes.
     @Test func anExtraNameKeepsItsOwnUnicodeForm() {
         var encoder = GeoJSONFeatureEncoder(precision: nil)
         var out: [UInt8] = []

@@ -151,7 +151,7 @@ private func tempFile(_ bytes: [UInt8], ext: String) throws -> String {
         #expect(t7.contains("\"coordinates\":[0,-12.345679]"))
     }
 
-    /// Issue 18 §1: without a precision, coordinates come out exactly (the shortest decimal that
+    /// Without a precision, coordinates come out exactly (the shortest decimal that
     /// reads back as the same double), never in exponent form; doubles keep their sign and type.
     @Test func exactCoordinatesByDefault() throws {
         for (value, text) in [(28.000000001, "28.000000001"), (1e-7, "0.0000001"), (28.0, "28"), (-0.12345678912345, "-0.12345678912345"),

@@ -2,7 +2,7 @@ import Testing
 @testable import PoiFormats
 import PoiModel
 
-/// Issue 28: a bare `"` at a field's start in a file that does not quote (GeoNames) pairs with
+/// A bare `"` at a field's start in a file that does not quote (GeoNames) pairs with
 /// the next bare one, and the rows between used to vanish into one field while the first row took
 /// the last one's coordinates. Such records are now rejected, naming the lines; no silent merge.
 @Suite struct JoinedLinesTests {

@@ -2,7 +2,7 @@ import Testing
 @testable import PoiFormats
 import PoiModel
 
-/// Issue 18 §4/§5: readers return structured notes about columns they kept but did not map.
+/// Readers return structured notes about columns they kept but did not map.
 @Suite struct ReadNotesTests {
     static func notes(_ text: String, name: String = "t.csv", options: ReadOptions = ReadOptions()) throws -> [ReadNote] {
         let reader = try PlaceReader(source: ByteSource(bytes: Array(text.utf8), name: name), options: options)

@@ -2,7 +2,7 @@ import Testing
 @testable import PoiFormats
 import PoiModel
 
-/// Issue 28: what real third-party dumps hold, read as they mean it.
+/// What real third-party dumps hold, read as they mean it.
 @Suite struct RealDumpsTests {
     /// A list is a list: its items are not split again, in GeoJSON or in a CSV cell.
     @Test func categoriesGivenAsAListAreNotSplitAgain() throws {

@@ -2,7 +2,7 @@ import Testing
 @testable import PoiFormats
 import PoiModel
 
-/// Issue 28: `--types population=int,elevation=double,opened=date` types columns kept under
+/// `--types population=int,elevation=double,opened=date` types columns kept under
 /// extra (a CSV cell is otherwise text), with typed rejects; `--ignore-blanks` leaves blank cells
 /// out. GeoJSON string properties are read as their type, so an export's ISO dates come back as dates.
 @Suite struct TypedColumnsTests {

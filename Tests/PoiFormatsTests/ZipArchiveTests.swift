@@ -3,7 +3,7 @@ import Testing
 @testable @_spi(Fuzzing) import PoiFormats
 import PoiModel
 
-/// Zip archives (issue 17): members in name order, stored and deflate, ZIP64, damage and the
+/// Zip archives: members in name order, stored and deflate, ZIP64, damage and the
 /// decompression caps. Archives are made at test time by Python's `zipfile` (independent of the
 /// code under test) from Samples/places.csv.
 @Suite struct ZipArchiveTests {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import PoiImaging
 
-/// Issue 15 §1: pixels tagged with an ICC profile come out in sRGB. Fixtures are made at test
+/// Pixels tagged with an ICC profile come out in sRGB. Fixtures are made at test
 /// time (Fixtures/make_color_fixtures.py) from a sample photo with Pillow's ImageCms, which also
 /// gives the independent colour-managed reference: mean channel difference ≤ 1.5, max ≤ 8.
 @Suite struct ColorManagementTests {

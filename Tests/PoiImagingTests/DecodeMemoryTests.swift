@@ -4,7 +4,7 @@ import Glibc
 import Testing
 @testable import PoiImaging
 
-/// Issue 26: a PNG's image data inflated ahead by libdeflate, and the decoders' working memory
+/// A PNG's image data inflated ahead by libdeflate, and the decoders' working memory
 /// from a worker's arena. Both are promised to change nothing but speed: every fixture decodes to
 /// the same status, message and pixels as through zlib and malloc.
 @Suite struct DecodeMemoryTests {
@@ -143,7 +143,7 @@ import Testing
 
     /// A PNG whose inflated data outgrows what the arena kept from a smaller one grows the
     /// arena's untouched block (its pages stay mapped) instead of adding a block beside it: the
-    /// arena never holds both during a decode (issue 26). Before, a 2600x2600 image then a
+    /// arena never holds both during a decode. Before, a 2600x2600 image then a
     /// 5000x4000 one held 41 + 61 MB during the second decode. (Measured by the arena's own peak:
     /// page faults in this shared test process proved unsteady, 1 run in 5 faulting the whole
     /// block in with the change.)

@@ -4,7 +4,7 @@ import Testing
 @testable import PoiImaging
 
 /// Progressive JPEGs shrunk by 8 stop reading once the coefficients the 1/8 IDCT reads are
-/// complete (issue 15: luma DC, and 4:2:0 chroma whole): the 256 px thumbnail against the one
+/// complete (luma DC, and 4:2:0 chroma whole): the 256 px thumbnail against the one
 /// from a decode of every scan, on photos from Samples/ enlarged past 4096 px (so 256 px takes
 /// the 1/8 path), saved by Pillow (libjpeg's standard script: DC refinement in scan 7 of 10),
 /// gray and 4:4:4, and by cjpeg with DC sent whole first and with the DC refinement last.
@@ -158,7 +158,7 @@ import Testing
     }
 
     /// The photo saved by Pillow with libjpeg's standard script, and that script's second scan:
-    /// luma AC 1-5, one of the four luma AC scans a 1/8 decode leaves out (issue 26).
+    /// luma AC 1-5, one of the four luma AC scans a 1/8 decode leaves out.
     static func standardScript() throws -> (photo: Photo, scans: [Scan]) {
         let photo = try #require(try Self.photos.get().first { $0.name == "coffee-pillow.jpg" })
         let scans = Self.scans(photo.bytes)
@@ -263,7 +263,7 @@ import Testing
     /// A progressive file's coefficient arrays (one per component) are reserved as one arena
     /// block, so the second decode of a like image writes to pages the first faulted in. Before,
     /// each array was a block, and the reset grew one of them into the total: two thirds of the
-    /// coefficient memory faulted in afresh for the second image (issue 26). Page faults of this
+    /// coefficient memory faulted in afresh for the second image. Page faults of this
     /// thread only (a test's body runs on one thread; others run beside it).
     @Test func aSecondProgressiveDecodeFaultsInNoNewCoefficientMemory() throws {
         let photo = try #require(try Self.photos.get().first { $0.name == "retina-444.jpg" })

@@ -97,7 +97,7 @@ import Testing
 
     /// A PNG inflates in one libdeflate call whenever that fits in the budget at all: the bench's
     /// largest PNG (4096² RGB, 33 MB file) needs 36 MB plus 83 MB, more than half of 220 MB,
-    /// and streamed through zlib under the old "two side by side" rule (issue 26).
+    /// and streamed through zlib under the old "two side by side" rule.
     @Test func aPNGInflatesWholeWheneverThatFitsTheBudget() {
         let budget = ThumbnailBudget(bytes: 220 << 20)
         #expect(budget.wholeInflateBytes(need: 36 << 20, whole: 83 << 20) == 83 << 20)

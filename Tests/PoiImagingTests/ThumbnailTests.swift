@@ -15,7 +15,7 @@ import Testing
         #expect(ThumbnailSpec.default.canonical == "256x256 inside auto q85")
     }
 
-    /// WebP (issue 27) is a format word like the others: stored specs read back, and a WebP
+    /// WebP is a format word like the others: stored specs read back, and a WebP
     /// recipe is never mistaken for the JPEG or auto one (outdated thumbnails are found).
     @Test func webpSpecRoundTrips() throws {
         let webp = try ThumbnailSpec(parsing: "256x256 inside webp q85")

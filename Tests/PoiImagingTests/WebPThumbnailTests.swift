@@ -4,7 +4,7 @@ import Testing
 @testable import CCodecs
 @testable import PoiImaging
 
-/// WebP thumbnails (issue 27): what `cc_encode_webp` writes is read back with libwebp's own
+/// WebP thumbnails: what `cc_encode_webp` writes is read back with libwebp's own
 /// decoder (an independent reader of the bytes, not PoiKit's), on the real photos in Samples/.
 @Suite struct WebPThumbnailTests {
     static func sample(_ name: String) throws -> [UInt8] {

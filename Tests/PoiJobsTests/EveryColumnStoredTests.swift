@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 @testable import PoiJobs
 
-/// Issue 18 §4, storage side: every column the user gave reaches the document.
+/// Storage side: every column the user gave reaches the document.
 @Suite struct EveryColumnStoredTests {
     static func place(extra: [(String, JSONValue)], line: Int = 2) -> Place {
         Place(name: "A", coordinate: Coordinate(longitude: 2, latitude: 1), importKey: "k",

@@ -306,7 +306,7 @@ final class InMemoryImages: ImageRepository {
     }
 
     /// PNG ignores the quality: an explicit recipe that differs from a stored PNG thumbnail's
-    /// only by quality finds it, makes nothing and relinks nothing (issue 19 §5).
+    /// only by quality finds it, makes nothing and relinks nothing.
     @Test func explicitRecipeDifferingOnlyByQualityKeepsAPNGThumbnail() throws {
         let fx = try Fixture(rows: ["a,A,1,2,coins.png"])
         defer { fx.remove() }
@@ -328,7 +328,7 @@ final class InMemoryImages: ImageRepository {
     }
 
     /// An original found by content whose bytes are not in the store is linked as before but
-    /// counted (and reported, once per record) as missing, never as reused (issue 19 §5).
+    /// counted (and reported, once per record) as missing, never as reused.
     @Test func storedOriginalWithoutBytesIsReportedMissingNotReused() throws {
         let fx = try Fixture(rows: ["a,A,1,2,coffee.jpg", "b,B,1,3,coffee.jpg"])
         defer { fx.remove() }

@@ -1,7 +1,7 @@
 import Testing
 @testable import PoiJobs
 
-/// `poi thumb` hands its workers the largest files first (issue 26): a big photo met last would
+/// `poi thumb` hands its workers the largest files first: a big photo met last would
 /// run alone at the end. Inputs sharing an output name stay one group, in the order given.
 @Suite struct LocalThumbnailOrderTests {
     @Test func groupsGoLargestFileFirstAndTiesKeepTheirOrder() {

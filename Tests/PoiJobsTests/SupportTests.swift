@@ -64,7 +64,7 @@ import Testing
         #expect(throws: ImageReferenceError.imagesDirMissing("/nonexistent-poikit")) { try ImagePathResolver(root: "/nonexistent-poikit") }
     }
 
-    /// Issue 19 §6: "." was "refused, the path leads outside --images-dir". It is the folder itself.
+    /// "." was "refused, the path leads outside --images-dir". It is the folder itself.
     @Test func aFolderIsSaidToBeAFolder() throws {
         defer { try? FileManager.default.removeItem(at: root) }
         let resolver = try ImagePathResolver(root: root.appendingPathComponent("images").path)
@@ -104,7 +104,7 @@ import Testing
         #expect(set["imageId"] == .string("5f1d7a0c9b1e8a0012345678"))
         #expect(set["placename"] == .string(""))
         #expect(set["categories"] == ["landmark", "clock"])
-        // Columns named like what PoiKit writes are kept under extra (issue 18 §4).
+        // Columns named like what PoiKit writes are kept under extra.
         #expect(set["extra"] == .document(["opening_hours": "9-5", "_reason": "old", "imageId": "stale"]))
         #expect(write.unset == ["imageSource", "imageError"] && write.untrackedUnset == ["thumbnailId"] && write.keep.isEmpty)
         // A failed image (or an empty image cell) removes the link; no image column keeps it.
@@ -206,7 +206,7 @@ import Testing
     }
 }
 
-/// Issue 18 §2: the run's key set stays compact and exact about what it has seen.
+/// The run's key set stays compact and exact about what it has seen.
 @Suite struct SeenKeysTests {
     @Test func remembersEveryKeyAndWhereItWasFirstSeen() {
         var seen = SeenKeys(capacity: 16)

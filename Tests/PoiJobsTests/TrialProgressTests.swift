@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 @testable import PoiJobs
 
-/// Found trying the tool as a user (trial of issue 13): `poi import mid.csv --progress` of a
+/// Found trying the tool as a user: `poi import mid.csv --progress` of a
 /// 20,000-row CSV (1.1 MB) logged `2500 records (97%), 431/s, ETA 0.12s` five seconds into a
 /// 35-second run. The record count is honest now, the share is not: it is estimated as
 /// done ÷ (rows read × total bytes ÷ bytes read), and the reader's bytes run far ahead of the
@@ -23,7 +23,7 @@ import Testing
         }
     }
 
-    /// Issue 13 §6's own case, on a terminal: `poi import k1.csv` (1,000 rows, 50 photos) still
+    /// The user trial's own case, on a terminal: `poi import k1.csv` (1,000 rows, 50 photos) still
     /// draws `500 records (99%), 186/s, 25 images (9.3/s), ETA 0.00s` halfway through; the old
     /// build drew 100 %. `HonestProgressTests` only checks that the share stays below 1.
     @Test func issue13sThousandRowsWithFiftyPhotosIsNotNearlyDoneHalfway() throws {

@@ -72,7 +72,7 @@ final class OverlapProbe: PlaceRepository {
 @Suite struct WritesInFlightTests {
     typealias Fixture = ImportJobRepositoryTests.Fixture
 
-    /// Issue 16: while the server writes one window, the job reads and prepares the next and
+    /// While the server writes one window, the job reads and prepares the next and
     /// sends it, so two windows are in flight; never more (memory stays flat).
     @Test func theNextWindowGoesToTheServerWhileOneIsWritten() throws {
         let rows = (0..<8).map { "k\($0),Place \($0),1.5,\(Double($0) + 0.25)," }
@@ -91,7 +91,7 @@ final class OverlapProbe: PlaceRepository {
 
     /// With `--on-duplicate last`, only the last record of a key is ever written, even when the
     /// earlier one is in an earlier window: writing both made every rerun count the place as
-    /// updated twice and move its `updated_at` (trial of issue 16), and the counts depended on
+    /// updated twice and move its `updated_at`, and the counts depended on
     /// where windows ended.
     @Test func onlyTheLastRecordOfAKeyIsWrittenWhateverTheWindows() throws {
         let fx = try Fixture(rows: ["a,First,1.5,2.5,", "b,B,1.5,3.5,", "c,C,1.5,4.5,", "a,Last,1.5,2.5,", "a,Last,1.5,2.5,"])
@@ -123,8 +123,8 @@ final class OverlapProbe: PlaceRepository {
     }
 
     /// A pipe (`<(cmd)`, a /dev/fd path; a FIFO alike) cannot be read twice either: refused by
-    /// name, where the second read used to find it drained and call it an empty file (new-user
-    /// pass, issue 26). The pipe holds a whole CSV and its write end is closed, so a job that
+    /// name, where the second read used to find it drained and call it an empty file (found
+    /// trying `poi` as a new user). The pipe holds a whole CSV and its write end is closed, so a job that
     /// took it would read it and fail otherwise, never wait.
     @Test func lastWinsRefusesAPipeByName() throws {
         let fx = try Fixture(rows: ["a,A,1.5,2.5,"])

@@ -4,7 +4,7 @@ import Testing
 /// `UnicodeWhitespace` is Unicode's White_Space written out by hand: held here to the standard
 /// library's `isWhitespace` for every scalar, and `trimWhitespace` to the scalar walk it replaced.
 @Suite struct UnicodeWhitespaceTests {
-    /// What `trimWhitespace` did before (issue 26): the reference.
+    /// What `trimWhitespace` did before: the reference.
     static func trimmedByScalars(_ s: String) -> String {
         let scalars = s.unicodeScalars
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }

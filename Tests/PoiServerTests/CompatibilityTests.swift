@@ -108,7 +108,7 @@ struct CompatibilityTests {
             if exactText {
                 #expect(m.text == t.text, "\(method) \(path)")
                 // The same bytes, the same weak validator as Express's: a cache the reference
-                // filled revalidates here (issue 25).
+                // filled revalidates here.
                 if method == "GET" && t.status == 200 {
                     #expect(m.header("etag") != nil && m.header("etag") == t.header("etag"), "\(method) \(path): ETag")
                 }

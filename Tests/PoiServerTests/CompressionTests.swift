@@ -2,7 +2,7 @@ import Foundation
 import PoiStore
 import Testing
 
-/// Issue 25: JSON, GeoJSON and HTML answers are gzip'd when the client accepts it, never image
+/// JSON, GeoJSON and HTML answers are gzip'd when the client accepts it, never image
 /// bytes, and the bytes unzip to exactly the uncompressed answer.
 @Suite("poi serve compression", .serialized, .liveServer)
 struct CompressionTests {

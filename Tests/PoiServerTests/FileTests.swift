@@ -130,7 +130,7 @@ struct FileTests {
         #expect(head.header("content-length") == String(n))
         #expect(head.header("etag") == etag)
         #expect(try s.get("/files/\(id)", headers: ["Range": "bytes=0-3", "If-Range": "\"stale\""]).status == 200)
-        // If-Range with a date (issue 25, new-user trial): the file's Last-Modified resumes, any
+        // If-Range with a date (new-user trial): the file's Last-Modified resumes, any
         // other date gets the whole file.
         let modified = try #require(head.header("last-modified"))
         let resumed = try s.get("/files/\(id)", headers: ["Range": "bytes=0-3", "If-Range": modified])

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Issue 26: after a burst of photo uploads, `poi serve` gives the decoders' memory back.
+/// After a burst of photo uploads, `poi serve` gives the decoders' memory back.
 /// Before the fixed malloc thresholds (`MallocPolicy`, poi's main), 32 uploads of 6-megapixel progressive
 /// JPEGs left it about 74 MB above its idle level for good; now about 10.
 @Suite(.serialized, .liveServer) struct MemoryComesBackTests {
@@ -53,7 +53,7 @@ import Testing
         #expect(after - idle <= 30, "resident \(idle) MB idle, \(after) MB five seconds after 32 uploads")
     }
 
-    /// Issue 26: 64 clients downloading the largest photo at once hold `poi serve` within
+    /// 64 clients downloading the largest photo at once hold `poi serve` within
     /// 150 MB: the bytes stream from the file (never a whole copy per client), and the clients'
     /// slow reads park writes, not memory. Sampled every 50 ms while the downloads run.
     @Test func sixtyFourDownloadsOfAPhotoStayWithin150MB() throws {

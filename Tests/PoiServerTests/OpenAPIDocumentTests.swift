@@ -2,7 +2,7 @@ import Foundation
 @testable import PoiServer
 import Testing
 
-/// Issue 25: the OpenAPI document describes exactly the routes `poi serve` has — a route
+/// The OpenAPI document describes exactly the routes `poi serve` has — a route
 /// without an operation, or an operation without a route, fails — and is what the server serves.
 @Suite struct OpenAPIDocumentTests {
     static func documentedOperations() throws -> Set<String> {

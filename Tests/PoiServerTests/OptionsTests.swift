@@ -17,7 +17,7 @@ struct OptionsTests {
                                                                          "Access-Control-Request-Method": "POST"])
         #expect(preflight.status == 204 || preflight.status == 200)
         #expect(preflight.header("access-control-allow-methods")?.contains("POST") == true)
-        // Issue 25 (new-user trial): a browser reads the paging link, the validators and
+        // A browser reads the paging link, the validators and
         // Retry-After only if the answer itself exposes them (a preflight's list is ignored).
         let exposed = "ETag, Link, X-Results-Truncated, Retry-After, Content-Range, Content-Length, Last-Modified"
         for i in 0..<2 { _ = try s.postJSON("/things", #"{"n":\#(i)}"#) }

@@ -2,7 +2,7 @@ import Foundation
 import PoiStore
 import Testing
 
-/// Issue 25: a page cut at `limit` or `--max-results` links to the next one (RFC 8288), which
+/// A page cut at `limit` or `--max-results` links to the next one (RFC 8288), which
 /// continues after the page's last `_id`; pages stay put when documents are added meanwhile.
 @Suite("poi serve keyset paging", .serialized, .liveServer)
 struct PagingTests {
@@ -52,7 +52,7 @@ struct PagingTests {
         #expect(Self.ids(try s.get("/things?after=\(all[0])&sort=_id&limit=1")) == [all[1]])
     }
 
-    /// Issue 25 (new-user trial): a client that starts at an offset and follows the links sees
+    /// A client that starts at an offset and follows the links sees
     /// every document once (the link drops `skip`, spent on the first page), and a query sent
     /// form-encoded (`+` for a space, as Python requests and URLSearchParams send it) finds what
     /// the reference finds.

@@ -4,7 +4,7 @@ import PoiFormats
 import PoiStore
 import Testing
 
-/// Issue 25: every way a request reached a Swift trap (a crash of the whole server, every client
+/// Every way a request reached a Swift trap (a crash of the whole server, every client
 /// cut off) is a client error now; each test ends by asking the same server for its health.
 @Suite("poi serve requests that trapped", .serialized, .liveServer)
 struct RequestTrapTests {

@@ -60,7 +60,7 @@ final class RawConnection {
     }
 }
 
-/// Findings of the second new-user trial of `poi serve` (issue 14), one test per finding; each
+/// Findings of the second new-user trial of `poi serve`, one test per finding; each
 /// fails on the code before its fix.
 @Suite("poi serve trial findings, round 3 (issue 14)", .serialized, .liveServer)
 struct ServeTrial3FindingsTests {

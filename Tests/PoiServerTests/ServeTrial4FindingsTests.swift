@@ -6,14 +6,14 @@ import Testing
 import Glibc
 #endif
 
-// Findings of the fourth new-user trial of `poi serve` (issue 14, branch h-serve3), one test per
-// finding fixed; each fails on h-serve3. (F6, F7, F9 are not fixed here: no tests for them.)
+// Findings of the fourth new-user trial of `poi serve`, one test per finding fixed; each fails
+// on the build before its fix. (Three findings are not fixed here, so they have no tests.)
 
 @Suite("poi serve trial findings, round 4 (issue 14)", .serialized, .liveServer)
 struct ServeTrial4FindingsTests {
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-    // MARK: F1. JSON bodies under a browser's "simple" content types (CSRF)
+    // MARK: JSON bodies under a browser's "simple" content types (CSRF)
 
     /// A web page can send `text/plain`, `application/x-www-form-urlencoded` and
     /// `multipart/form-data` to 127.0.0.1:3000 without a CORS preflight. `poi serve` parsed such a
@@ -44,7 +44,7 @@ struct ServeTrial4FindingsTests {
         #expect(s.stop() == 0)
     }
 
-    // MARK: F2. A client's own mistakes are 400, not 500
+    // MARK: A client's own mistakes are 400, not 500
 
     /// Query operators the server does not know, wrong argument counts and failed conversions are
     /// the request's fault: the reference answers 400; `poi serve` answered 500 for every server
@@ -65,7 +65,7 @@ struct ServeTrial4FindingsTests {
         #expect(s.stop() == 0)
     }
 
-    // MARK: F3. format=geojson keeps the geometry whatever `fields` says
+    // MARK: format=geojson keeps the geometry whatever `fields` says
 
     /// `?format=geojson&fields=name` projected `location` away, and the writer dropped every place
     /// without a Point: 200 with an empty FeatureCollection ("no places here"). With
@@ -89,7 +89,7 @@ struct ServeTrial4FindingsTests {
         #expect(s.stop() == 0)
     }
 
-    // MARK: F8. poi gc and a live server's staged upload
+    // MARK: poi gc and a live server's staged upload
 
     /// While a server streams an upload, `poi gc` listed its staged file as a "stale temporary
     /// file" (exit 1 on a healthy system; `--min-age 0 --delete` would remove a live upload's

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// Defects found by trying `poi serve` by hand as a new user and as a backend operator (issue 14),
+/// Defects found by trying `poi serve` by hand as a new user and as a backend operator,
 /// one test per finding. Each one fails on the code it was written against: it states what the
 /// issue, ARCHITECTURE.md §7, `poi serve --help` or the READMEs promise, and what the trial saw instead.
 @Suite("poi serve trial findings (issue 14)", .serialized, .liveServer)
@@ -356,7 +356,7 @@ struct ServeTrialFindingsTests {
         #expect(s.uploadedNames == [], "left in uploads/ (stored or staged): \(s.uploadedNames)")
     }
 
-    /// Second trial of issue 14: a `files` document deleted by another kind of client (the
+    /// Found by a second round of trying `poi serve` by hand: a `files` document deleted by another kind of client (the
     /// tutorial's server deletes the document and leaves the bytes; so does a shell) was served
     /// from the cache for as long as the process ran. An entry is trusted for
     /// `--files-cache-seconds` only.
@@ -371,7 +371,7 @@ struct ServeTrialFindingsTests {
         #expect(try s.get("/files/\(hex)").status == 404)
     }
 
-    /// Second trial of issue 14: a header declaring more pixels than the server decodes
+    /// Found by a second round of trying `poi serve` by hand: a header declaring more pixels than the server decodes
     /// (20000×20000) skipped the decode, so HTML after a real JPEG header was stored with 201 and
     /// served back. Bytes that cannot be checked are refused (413), and nothing is kept.
     @Test func anImageTooLargeToCheckIsRefused() throws {

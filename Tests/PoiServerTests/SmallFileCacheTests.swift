@@ -4,7 +4,7 @@ import PoiStore
 import Testing
 @testable import PoiServer
 
-/// Issue 25: thumbnails (small files) are served from memory, and never once the file on disk
+/// Thumbnails (small files) are served from memory, and never once the file on disk
 /// is gone or replaced, whoever did it.
 @Suite struct SmallFileCacheTests {
     static func scratchFile(_ bytes: [UInt8]) throws -> String {
@@ -82,7 +82,7 @@ import Testing
         _ = s.stop()
     }
 
-    /// Issue 25: a thumbnail fetched by its own id (how the app's list screens load them) is
+    /// A thumbnail fetched by its own id (how the app's list screens load them) is
     /// answered from memory below the router (`CachedDownloadHandler`), with the router's
     /// headers, still checked against the disk, never ahead of an earlier pipelined response,
     /// and on a keep-alive connection that the idle timeout does not close while it is busy.

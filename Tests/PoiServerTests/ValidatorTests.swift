@@ -2,7 +2,7 @@ import Foundation
 import PoiStore
 import Testing
 
-/// Issue 25: JSON, GeoJSON and HTML answers carry a weak ETag (Express's own), and a GET or HEAD
+/// JSON, GeoJSON and HTML answers carry a weak ETag (Express's own), and a GET or HEAD
 /// that sends it back in If-None-Match gets a 304 with no body.
 @Suite("poi serve validators on JSON", .serialized, .liveServer)
 struct ValidatorTests {

@@ -2,7 +2,7 @@ import Foundation
 import PoiStore
 import Testing
 
-/// WebP thumbnails end to end (issue 27): `poi import --thumbnail-format webp` stores them as the
+/// WebP thumbnails end to end: `poi import --thumbnail-format webp` stores them as the
 /// backend names files (`content-type: image/webp`, `ext: .webp`, bytes at uploads/<id>.webp),
 /// `poi serve` sends them as image/webp, and `poi thumbnails` tells a WebP recipe from the
 /// default one (up to date with the same recipe, remade with another).

@@ -97,7 +97,8 @@ import Testing
         #expect(throws: ExtendedJSONError.self) { try LibBSON.parseExtendedJSON("{nope") }
     }
 
-    /// The subscript skips the values before a key undecoded (issue 27's export profile): it
+    /// The subscript skips the values before a key undecoded (decoding each one was most of a wide
+    /// CSV export's CPU): it
     /// finds what decoding every element finds, after elements of every BSON type, a non-ASCII
     /// key included, and nothing past a damaged element.
     @Test func aKeyIsFoundAfterElementsOfEveryType() throws {

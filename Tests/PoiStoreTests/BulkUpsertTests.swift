@@ -95,7 +95,7 @@ import Testing
         #expect(doc?["thumbnailId"] == .string("ddd"))
     }
 
-    /// Issue 18 §1: an item that leaves a field as stored (`keep`) digests like one that sets it
+    /// An item that leaves a field as stored (`keep`) digests like one that sets it
     /// to the stored value, so a file without an image column never makes a place "updated".
     @Test func keptFieldsStayAndCountAsStored() throws {
         let db = try LiveServer.database("kept")
@@ -194,7 +194,7 @@ import Testing
         return all
     }
 
-    /// Issue 16: new places go as plain inserts (after a digest read that found nothing, or with
+    /// New places go as plain inserts (after a digest read that found nothing, or with
     /// no read at all when the caller knows the keys are absent) and must write exactly what the
     /// pipeline upsert writes — same fields, same order, same timestamps and digest — and a
     /// rerun must find every one unchanged.
@@ -371,7 +371,7 @@ import Testing
     }
 }
 
-/// Issue 27: a place's `extra` members in another order are the same content (a CSV export
+/// A place's `extra` members in another order are the same content (a CSV export
 /// writes them in column order), and a digest stored before that rule still matches.
 @Suite struct UnorderedDigestTests {
     @Test func membersInAnotherOrderDigestAlikeAndSortedOnesAsBefore() throws {

@@ -30,7 +30,7 @@ import Testing
         #expect(r.scrub("failed with \(secret) in it") == "failed with **** in it")
     }
 
-    /// An `@` in an option value is not the end of a user-info (issue 19: doctor showed
+    /// An `@` in an option value is not the end of a user-info (doctor showed
     /// `mongodb://127.0.0.1:****@night` for `?appname=team@night`), once libmongoc has parsed
     /// the URI and so says where its user-info is.
     @Test func anAtSignInAnOptionIsNotTakenForTheUserInfo() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import PoiStore
 
-/// Issue 19 §5: bytes that are there but damaged are `.bytesDamaged` (never a driver error), and
+/// Bytes that are there but damaged are `.bytesDamaged` (never a driver error), and
 /// `orphans` finds them: sizes and GridFS chunk counts always, contents with `verify`.
 @Suite struct DamagedBytesTests {
     static let payload: [UInt8] = Array(repeating: 0x5A, count: 300_000)  // two GridFS chunks of 255 KiB

@@ -120,7 +120,7 @@ import Testing
         #expect(try db.setThumbnail(nil, forImage: image, updatedAt: t3) == 0)
     }
 
-    /// Issue 29: two thumbnail runs that overlap each relink; the newer thumbnail wins whatever
+    /// Two thumbnail runs that overlap each relink; the newer thumbnail wins whatever
     /// order the relinks come in, so the older run never points places at a thumbnail the newer
     /// run deleted; and a thumbnail a place still shows reads as in use.
     @Test(.liveServer) func theNewestThumbnailWinsOverlappingRelinks() throws {

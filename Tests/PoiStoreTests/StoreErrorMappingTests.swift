@@ -47,7 +47,7 @@ import Testing
         #expect(!error.description.contains("make "))
     }
 
-    /// Issue 29: each production failure names what to fix (the `poi` CLI adds the flag or URI
+    /// Each production failure names what to fix (the `poi` CLI adds the flag or URI
     /// option); the messages are libmongoc 1.23's own, seen against SecantusDB over TLS.
     @Test func tlsAuthenticationAndAuthorizationAreNamed() {
         let app = ConnectionIdentity(user: "app", authSource: "admin", mechanism: nil, tls: true)

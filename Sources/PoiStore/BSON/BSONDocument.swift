@@ -58,8 +58,8 @@ public struct BSONDocument: Hashable, Sendable {
         get {
             // Found by comparing the key's bytes and skipping the values before it undecoded:
             // decoding each one to compare its key made a stored place's ~15 lookups per export
-            // row most of the export's CPU (issue 27's profile). Bytes, as MongoDB compares field
-            // names: "é" composed and decomposed are two fields to the server too.
+            // row most of the export's CPU (a profile of a wide CSV export). Bytes, as MongoDB
+            // compares field names: "é" composed and decomposed are two fields to the server too.
             return bytes.withUnsafeBufferPointer { b -> BSONValue? in
                 var key = key
                 return key.withUTF8 { k -> BSONValue? in

@@ -33,7 +33,7 @@ public struct ConnectionOptions: Sendable {
 /// does it first thing, and `libmongocReady` for any other process. `poi` used to run itself
 /// again with `MONGOC_DISABLE_SHM` set, which the constructor honours; that second start (every
 /// library loaded and libmongoc's constructor run again) was half of `poi`'s start-up, 18 of
-/// 39 ms for `poi --version` (issue 26, measured).
+/// 39 ms for `poi --version` (measured).
 public enum LibmongocCounters {
     public static func removeSegmentName() {
         // Only this process can hold the name while it lives; a dead process's with this pid is

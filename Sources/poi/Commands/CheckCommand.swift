@@ -6,34 +6,19 @@ import PoiJobs
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Validate CSV/GeoJSON dumps exactly as import would, without a database.",
+        abstract: "Validate dumps as import would, without a database.",
+        // Spelled out: with the rarer options hidden, the generated synopsis lists them all, past 80 columns.
+        usage: "poi check [<options>] <file> ...",
+        // The short help: what it does, the essentials, three examples. docs/poi.md has the
+        // rest, and every option (`--help-hidden` lists the ones left out here).
         discussion: """
-        Reads each file (CSV, GeoJSON FeatureCollection, Feature or RFC 8142 sequence; detected \
-        from the content), maps columns/properties to fields and validates every record. Prints \
-        each rejected record (file, record number, line or feature index, field, reason) and the \
-        counts of valid and rejected records per file. Notes on what was kept without being \
-        mapped go to stderr, once per file.
-
-        Keys as import sees them: a key appears once per run, across all the files (and zip \
-        members) given. A record repeating an earlier record exactly is valid (import writes it \
-        once, as unchanged); another record of an earlier key is rejected naming the first, \
-        unless --on-duplicate first or last says which one import keeps. Rejects files of an \
-        earlier run among several inputs are skipped, as import skips them. When a key repeats, \
-        the files are read a second time (standard input: built in one pass) and the \
-        duplicate-key rejects follow the others.
-
-        \(FieldMappingOptions.readingRules)
-
-        --json prints one object: per-file counts, totals and the rejects (the first \
-        \(CheckCommand.maxListedRejects); `rejectsListed` says how many are listed).
-
-        Exit status: 0 all records valid, 1 some records rejected, 2 a file cannot be read at all \
-        (missing, empty, no name/latitude/longitude column) or bad arguments, 3 the report cannot \
-        be written.
+        Prints each rejected record and each file's counts: import --dry-run's. \
+        \(FieldMappingOptions.readingRules) Exit status 1: some records rejected. All \
+        rules and options: docs/poi.md#poi-check.
 
         Examples:
           poi check Samples/places.csv Samples/landmarks.geojson
-          poi check dump.csv --field name=Title --field id=source_id --delimiter ';'
+          poi check dump.csv --field name=Title --delimiter ';'
           poi check export.geojson --json | jq .rejected
         """
     )
@@ -41,17 +26,16 @@ struct CheckCommand: ParsableCommand {
     /// Rejects kept for `--json`: enough to fix a file by, bounded whatever the input.
     static let maxListedRejects = 10_000
 
-    @Argument(help: ArgumentHelp("CSV or GeoJSON files, gzip'd or not; a .zip checks each CSV/GeoJSON member in name order ('-' reads standard input).", valueName: "file"))
+    @Argument(help: ArgumentHelp("CSV/GeoJSON files, .gz or .zip too ('-': stdin).", valueName: "file"))
     var files: [String]
 
     @OptionGroup var mapping: FieldMappingOptions
 
-    @Option(help: ArgumentHelp("A record whose key an earlier record of the run had (across files, as import "
-                               + "sees them): reject it, or count it as kept by import's first or last.",
-                               valueName: "reject|first|last"))
+    @Option(help: ArgumentHelp("A key seen before: reject, or as import's first/last.",
+                               valueName: "rule"))
     var onDuplicate: DuplicatePolicy = .reject
 
-    @Flag(help: "Print one JSON object on stdout: per-file counts, totals and the rejects.")
+    @Flag(help: "Print counts and rejects as one JSON object.")
     var json = false
 
     @Flag(name: .shortAndLong, help: "Print only the counts, not each reject.")

@@ -6,55 +6,47 @@ import PoiJobs
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert a CSV/GeoJSON dump to RFC 7946 GeoJSON, validating as import would.",
+        abstract: "Convert a dump to GeoJSON, validating as import would.",
+        // The short help: what it does, the essentials, three examples. docs/poi.md has the
+        // rest, and every option (`--help-hidden` lists the ones left out here).
         discussion: """
-        Reads IN with the same mapping and validation as `poi import` and writes the valid places \
-        as a GeoJSON FeatureCollection (or, with --seq, GeoJSON Text Sequences, RFC 8142). \
-        Properties: name, placename, details, categories, image, importKey, then the unmapped \
-        columns/properties. Rejected records are reported on stderr as in `poi check`.
-
-        OUT is written to a temporary file beside it and renamed into place only when complete, \
-        so it is never left half-written; a symlink is followed, a device or FIFO is written in \
-        place, an existing file keeps its permissions, and OUT may not be IN. '-o -' streams to \
-        standard output instead.
-
-        Exit status: 0 all records converted, 1 some records rejected, 2 IN cannot be read or \
-        bad arguments, 3 OUT cannot be written.
+        Writes the valid places as an RFC 7946 FeatureCollection (--seq: RFC 8142), \
+        replacing OUT only when complete; rejects are reported as by `poi check` (exit \
+        status 1). All rules and options: docs/poi.md#poi-convert.
 
         Examples:
           poi convert Samples/places.csv -o places.geojson
-          poi convert dump.csv -o dump.geojsons --seq --precision 6 --field name=Title
+          poi convert dump.csv -o dump.geojsons --seq --field name=Title
           poi convert landmarks.geojson -o - | jq '.features | length'
         """
     )
 
-    @Argument(help: ArgumentHelp("CSV or GeoJSON input, gzip'd or not; a .zip converts its CSV/GeoJSON members in name order into one output ('-' reads standard input).", valueName: "in"))
+    @Argument(help: ArgumentHelp("CSV/GeoJSON input, .gz or .zip too ('-': stdin).", valueName: "in"))
     var input: String
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Output file ('-' for standard output).", valueName: "out"))
     var output: String
 
-    @Flag(help: "Write GeoJSON Text Sequences (RFC 8142) instead of a FeatureCollection.")
+    @Flag(help: "GeoJSON Text Sequences (RFC 8142), not a collection.")
     var seq = false
 
-    @Flag(help: "gzip the output (implied by an -o name ending in .gz).")
+    @Flag(help: "gzip the output (implied by -o NAME.gz).")
     var gzip = false
 
-    @Option(help: ArgumentHelp("Round coordinates to this many decimals, 0 to 15 (default: exact, as read).",
+    @Option(help: ArgumentHelp("Round coordinates to n decimals (default: exact).",
                                valueName: "n"))
     var precision: Int?
 
     @OptionGroup var mapping: FieldMappingOptions
 
-    @Option(help: ArgumentHelp("A record whose key an earlier record had: reject it, write the first, or write "
-                               + "the last (as import stores them; last needs a file, read twice).",
-                               valueName: "reject|first|last"))
+    @Option(help: ArgumentHelp("A key seen before: reject, write first or last.",
+                               valueName: "rule"))
     var onDuplicate: DuplicatePolicy = .reject
 
     @Flag(name: .shortAndLong, help: "Do not print each reject, only the summary.")
     var quiet = false
 
-    @Flag(help: "Print one JSON summary object on stdout (needs -o FILE).")
+    @Flag(help: "Print one JSON summary on stdout (needs -o FILE).")
     var json = false
 
     func validate() throws {

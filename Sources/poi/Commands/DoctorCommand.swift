@@ -6,27 +6,24 @@ import PoiStore
 struct DoctorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check libraries, the MongoDB server and the uploads folder.",
+        abstract: "Check libraries, the server and the uploads folder.",
+        // The short help: what it does, the essentials, three examples. docs/poi.md has the
+        // rest, and every option (`--help-hidden` lists the ones left out here).
         discussion: """
-        Prints the versions of PoiKit and the C libraries it runs with, connects to the server and \
-        says how it is set up (standalone, replica set and its members, or mongos; TLS on or off; \
-        the authenticated user and mechanism; whether retryable writes are available), probes what \
-        PoiKit needs from it ($geoWithin queries, GridFS), and checks that the uploads folder is \
-        writable. The password in the URI is never printed.
-
-        Exit status: 0 all good, 1 the server lacks a capability, 2 bad arguments, \
-        3 the server cannot be reached or the uploads folder is not writable.
+        Prints library and server versions, how the server is set up, and probes \
+        $geoWithin, GridFS and the uploads folder. Exit status 1: the server lacks a \
+        capability; 3: unreachable, or uploads not writable. More: docs/poi.md#poi-doctor.
 
         Examples:
           poi doctor
-          poi doctor --uri mongodb://user:secret@db.example.com/MyDatabase --uploads /srv/app/uploads
+          poi doctor --uri mongodb://user:secret@db.example.com/MyDatabase
           MONGODB_URI=mongodb://127.0.0.1:27017 poi doctor --json
         """
     )
 
     @OptionGroup var database: DatabaseOptions
 
-    @Option(help: ArgumentHelp("Folder the backend serves files from.", valueName: "dir"))
+    @Option(help: ArgumentHelp("The backend's uploads folder.", valueName: "dir"))
     var uploads: String = "uploads"
 
     @Flag(help: "Print one JSON object on stdout instead of text.")

@@ -12,81 +12,17 @@ struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Export places as RFC 7946 GeoJSON or as CSV.",
+        // The short help: what it does, the essentials, three examples. docs/poi.md has the
+        // rest, and every option (`--help-hidden` lists the ones left out here).
         discussion: """
-        Streams `locations`, sorted by _id, as a GeoJSON FeatureCollection (or, with --seq, \
-        GeoJSON Text Sequences, RFC 8142). Feature ids are the places' _id; properties carry \
-        name, placename, details, categories, importKey, imageId, thumbnailId, created_at, \
-        updated_at, _source (the place's provenance) and the place's extra fields, so the file \
-        imports again unchanged: into the same database every place counts as unchanged and \
-        keeps its photo (the file names no image, so links stay), into another one (with \
-        --with-images) it gives the same documents, ids and timestamps aside. Without \
-        --with-images the photos stay behind: an import into another database says so for each \
-        place that had one (imageSource, imageError) and exits 1.
-
-        Extras are plain properties under their own names, except one named like a field (name, \
-        title, address, lat, image, id, importKey and the other recognised names), like a \
-        property the export writes itself (imageId, thumbnailId, created_at, updated_at, \
-        _source, imageSource, imageError) or a rejects column (_line, _feature, _field, _reason), \
-        or ending in " (extra)": that one is written as "NAME (extra)", whether or not the place \
-        has that property, and `poi import` takes it back as extra.NAME.
-
-        Coordinates are written exactly as stored: the shortest decimal that reads back as the \
-        same number (what any language's JSON writer gives), without exponent. --precision N \
-        rounds them to N decimals instead (7 is about 1 cm; a rounded file no longer imports \
-        back unchanged). Other numbers keep their type and sign (5, 5.0, -0.0), and integers \
-        beyond 64 bits (stored as Decimal128) their digits.
-
-        With -o, the output is written to a temporary file and renamed into place only when \
-        complete: an interrupted export leaves the previous file as it was.
-
-        Filters combine with AND. --query takes a MongoDB Extended JSON object; server-side \
-        JavaScript ($where, $function, $accumulator) is refused, and so is a query the server \
-        finds malformed (an unknown operator such as $badop), with the server's reason. \
-        --query may be repeated: the queries combine with $and.
-
-        A database without a `locations` collection (a mistyped --db) is an error naming the \
-        databases that have one. An export that matches no place does not replace a non-empty \
-        -o file unless --allow-empty is given (it exits 2 and leaves the file as it was).
-
-        CSV (--format csv, or an -o name ending in .csv, .csv.gz, .tsv or .tsv.gz): one row per \
-        place, columns id (the _id), name, lat, lon (exact, as in GeoJSON), alt (the altitude, when a \
-        place has one), placename, details, \
-        categories (joined with ";", what the import splits on; as a JSON array when a category \
-        holds ";" or "|"), importKey, imageId, thumbnailId, created_at, updated_at (ISO 8601), then \
-        every other property the GeoJSON export would write (_source, imageSource, image with \
-        --with-images, each extra under the same "NAME (extra)" rule) as a column of its own, in the \
-        order first seen. Text is written as it is, an empty text as "", and a place without the \
-        property gets nothing at all; numbers and booleans as JSON writes them; lists and objects as \
-        compact JSON. The places are read once: rows wait in a temporary file beside the output \
-        until the columns are known. --fields a,b,c picks and orders the columns instead (as \
-        mongoexport --fields). --excel writes what \
-        Excel opens right by double-click: a UTF-8 byte-order mark, CRLF, and text starting with = + \
-        - @ prefixed with ' so it is not run as a formula (for people: the prefix is part of the \
-        text to any other reader).
-
-        Beside an -o CSV file goes its GDAL .csvt (places.csv -> places.csvt, places.csv.gz -> \
-        places.csv.csvt, as ogr2ogr names and writes it with -lco CREATE_CSVT=YES; an export whose \
-        .csvt would be another CSV's too, t.tsv beside t.csv, is refused): each column's \
-        type. `poi import` and ogr2ogr read it, so numbers, booleans and dates come back typed. A \
-        column of lists or objects, or whose values differ in type, is String(JSON), and each of its \
-        values is written as JSON ("text" in quotes, null as null); GDAL 3.6 does not know that type, \
-        says so, and reads the column as text. Imported back, the CSV leaves every place unchanged, \
-        its altitude included; moved without its .csvt, typed values come \
-        back as text. Standard output, a device or a pipe gets no .csvt. A CSV with more columns \
-        (4096) or a longer row (1 MiB) than `poi import` reads is written with a warning.
-
-        Exit status: 0 done, 1 some images could not be copied (--with-images), 2 bad arguments, refused query, no `locations` collection or an \
-        empty result refused, 3 database or disk failure.
+        Streams `locations` by _id; filters combine with AND. An -o file is replaced \
+        only when complete; -o NAME.csv writes CSV and its .csvt column types. Exit \
+        status 1: some images could not be copied. All rules: docs/poi.md#poi-export.
 
         Examples:
-          poi export -o out/places.geojson
-          poi export --bbox -0.51,51.28,0.33,51.69 --category museum -o london-museums.geojson
+          poi export -o places.geojson
+          poi export --bbox -0.51,51.28,0.33,51.69 --category museum -o museums.csv
           poi export --since 2026-11-01 --seq > changes.geojsons
-          poi export --query '{"extra.wheelchair": true}' -o accessible.geojson
-          poi export -o out/places.geojson --with-images out/images
-          poi export -o places.csv                      # and places.csvt, the column types
-          poi export --format csv --fields name,lat,lon,categories --category museum > museums.csv
-          poi export -o marketing.csv --excel --fields name,placename,lat,lon
         """
     )
 
@@ -94,55 +30,52 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup var storage: StorageOptions
     @OptionGroup var output: OutputOptions
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output file ('-' or none: standard output).", valueName: "file"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file (default: standard output).", valueName: "file"))
     var out: String?
 
     /// The output file; nil for standard output.
     private var outputFile: String? { out == "-" ? nil : out }
 
-    @Option(help: ArgumentHelp("Output format: geojson (default), csv or tsv; an -o name ending in .csv or .tsv "
-                               + "(also .gz) chooses csv or tsv.", valueName: "format"))
+    @Option(help: ArgumentHelp("Else from the -o name (.csv, .tsv).", valueName: "format"))
     var format: ExportFormat?
 
-    @Flag(help: "Write GeoJSON Text Sequences (RFC 8142) instead of a FeatureCollection.")
+    @Flag(help: "GeoJSON Text Sequences (RFC 8142), not a collection.")
     var seq = false
 
-    @Option(help: ArgumentHelp("CSV: only these columns, in this order (comma-separated, repeatable).", valueName: "a,b,c"))
+    @Option(help: ArgumentHelp("CSV: only these columns, in this order.", valueName: "a,b,c"))
     var fields: [String] = []
 
-    @Flag(help: "CSV: a byte-order mark, CRLF and formulas shown as text, for Excel.")
+    @Flag(help: "CSV for Excel: BOM, CRLF, formulas shown as text.")
     var excel = false
 
-    @Flag(help: "gzip the output (implied by an -o name ending in .gz).")
+    @Flag(help: "gzip the output (implied by -o NAME.gz).")
     var gzip = false
 
-    @Option(help: ArgumentHelp("Round coordinates to this many decimals, 0-15 (default: exact, as stored).",
+    @Option(help: ArgumentHelp("Round coordinates to n decimals (default: exact).",
                                valueName: "n"))
     var precision: Int?
 
     // Unconditional: the value usually starts with a minus sign (a western or southern edge).
     @Option(parsing: .unconditional,
-            help: ArgumentHelp("Only places inside this box: four decimal degrees west,south,east,north, "
-                               + "south <= north; west > east crosses the antimeridian.",
+            help: ArgumentHelp("Only places in this box (decimal degrees).",
                                valueName: "W,S,E,N"))
     var bbox: BoundingBox?
 
-    @Option(help: ArgumentHelp("Only places in this category (repeatable: any of them).", valueName: "name"))
+    @Option(help: ArgumentHelp("Only places in this category (repeatable).", valueName: "name"))
     var category: [String] = []
 
-    @Option(help: ArgumentHelp("Only places updated at or after this time: a day (2026-11-01, midnight UTC) or a "
-                               + "date-time with its zone (2026-11-01T06:00:00Z, 2026-11-01T08:00:00+02:00).",
+    @Option(help: ArgumentHelp("Only places updated since: 2026-11-01[T06:00:00Z].",
                                valueName: "date"))
     var since: SinceDate?
 
-    @Option(help: ArgumentHelp("An extra MongoDB filter: a JSON object in Extended JSON (repeatable: all must match).",
+    @Option(help: ArgumentHelp("A MongoDB filter, Extended JSON (repeatable: all).",
                                valueName: "json"))
     var query: [String] = []
 
-    @Flag(help: "Replace a non-empty -o file even when no place matches.")
+    @Flag(help: "Replace the -o file even when no place matches.")
     var allowEmpty = false
 
-    @Option(help: ArgumentHelp("Copy each place's original image into this folder and write relative image paths.",
+    @Option(help: ArgumentHelp("Copy the photos here; the file names them.",
                                valueName: "dir"))
     var withImages: String?
 

@@ -6,52 +6,23 @@ import PoiStore
 struct GCCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gc",
-        abstract: "Find (and with --delete remove) files that are inconsistent or no place uses.",
+        abstract: "Find (--delete: remove) broken or unused files.",
+        // Spelled out: with the rarer options hidden, the generated synopsis lists them all, past 80 columns.
+        usage: "poi gc [<options>]",
+        // The short help: what it does, the essentials, three examples. docs/poi.md has the
+        // rest, and every option (`--help-hidden` lists the ones left out here).
         discussion: """
-        Compares the `files` collection, the stored bytes (the uploads folder, or GridFS with \
-        --gridfs) and the places in `locations`, and lists:
-          - bytes with no files document (e.g. from an import killed between the two writes)
-          - files documents whose bytes are missing
-          - damaged bytes: a stored size that is not the document's length (a file cut short or \
-        overwritten), GridFS chunks missing, and with --verify content that does not match the \
-        document's sha256. Each is named with the places that show it (importKey) and never \
-        deleted: restore an original from a backup; poi thumbnails makes a thumbnail of the \
-        wrong size again (poi thumbnails --all any damaged thumbnail)
-          - thumbnails whose original has no files document
-          - unreferenced files: originals no place shows, and thumbnails no place shows whose \
-        original no place shows either
-          - stale temporary files left by an interrupted write
-          - places referencing a file id that has no files document (reported only: rerun the \
-        import to repair them)
+        Lists files with no bytes, bytes with no document, damaged bytes (--verify: \
+        sha256 too) and files no place uses. A dry run unless --delete, which keeps \
+        what a place uses or is younger than --min-age, and refuses a large delete.
 
-        Nothing is changed unless --delete is given. --delete never removes a file a place \
-        references, nor a file in the uploads folder whose name PoiKit does not write \
-        (<24 hex digits><ext>), nor anything younger than --min-age (an hour by default): an \
-        import or thumbnail run going on stores its files just before the places that will \
-        reference them. Give --min-age 0 only when nothing else writes to the database.
-
-        --delete also refuses, deleting nothing, when it would remove more than 10 % of the \
-        stored files (files documents plus bytes no document describes), and at least 10: that \
-        many is what a wrong --uploads or --db looks like, e.g. a folder two databases share, \
-        where every file of the other has no document in this one. Check the folder, then \
-        confirm with --max-delete N (at most N files) or --max-delete all.
-
-        Sizes and GridFS chunk counts come from listings and cost no reads; --verify reads every \
-        stored file whole to compare its sha256 (as long as reading the whole store).
-
-        Exit status: 0 nothing inconsistent (or, with --delete, everything found was removed), \
-        1 inconsistencies found (dry run) or some remain after --delete (damaged bytes always \
-        remain), 2 bad arguments or a \
-        delete refused by --max-delete (nothing deleted), 3 database or disk failure.
+        Exit status: 0 nothing inconsistent, 1 some found or left, 2 bad arguments \
+        or a refused delete, 3 failure. All rules: docs/poi.md#poi-gc.
 
         Examples:
-          poi gc                                     # dry run: list what is inconsistent
-          poi gc --json                              # the same as one JSON object
-          poi gc --verify                            # also read every file and check its sha256
-          poi gc --delete                            # cron: remove garbage older than an hour
-          poi gc --delete --min-age 0                # nothing else running: remove all of it
-          poi gc --delete --max-delete 812           # confirm a large delete gc refused
-          poi gc --gridfs --uri mongodb://user:secret@db.example.com/MyDatabase
+          poi gc --verify                            # list, also checking sha256s
+          poi gc --delete                            # cron: garbage older than an hour
+          poi gc --delete --min-age 0                # nothing else running: all of it
         """
     )
 
@@ -62,14 +33,13 @@ struct GCCommand: ParsableCommand {
     @Flag(help: "Remove what was found (default: only list it).")
     var delete = false
 
-    @Flag(help: "Also read every stored file and compare its sha256 (sizes and GridFS chunk counts are always compared).")
+    @Flag(help: "Also read every file and compare its sha256.")
     var verify = false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --delete, leave items younger than this many seconds.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Keep items younger than this.", valueName: "seconds"))
     var minAge: Double = 3600
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --delete, remove at most this many files, or any number with 'all' "
-                               + "(default: 10 % of the stored files, at least 10).", valueName: "count|all"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Most files --delete removes (default: 10 %).", valueName: "count|all"))
     var maxDelete: MaxDelete?
 
     func validate() throws {

@@ -6,81 +6,21 @@ import PoiStore
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import CSV or GeoJSON dumps, with their images, into MongoDB.",
+        abstract: "Import CSV/GeoJSON dumps and their images; reruns change nothing.",
+        // The short help: what it does, the essentials, three examples. docs/poi.md has the
+        // rest, and every option (`--help-hidden` lists the ones left out here).
         discussion: """
-        Reads each file (CSV or GeoJSON FeatureCollection / text sequence, detected from the \
-        content), validates every record, stores each referenced image once (original bytes \
-        unchanged plus a thumbnail) and upserts the places into `locations` by their import key, \
-        so running the same import again changes nothing.
-
-        Keys: each place is upserted by its import key — an importKey column or property \
-        (PoiKit's exports carry one), else the id column or the GeoJSON Feature id, else a hash \
-        of name + coordinates (announced once per file, with the columns that look like ids). \
-        A key is text: the ids 7, "7" and 7.0 are the same key "7" (a CSV has only text, and a \
-        number id of a GeoJSON file must match the same place's CSV id); text is compared byte \
-        for byte, after trimming.
-
-        Duplicates: a key appears once per run. A record whose key an earlier record of the run \
-        (any of its files) already had is rejected with "duplicate key of line N" (or feature \
-        N), unless --on-duplicate first keeps the earlier one or --on-duplicate last keeps \
-        the last one (the others counted as "duplicates"; last reads the inputs twice, so \
-        only the last record is ever written, and cannot read standard input). An exact copy \
-        of the record kept counts as unchanged.
-
-        Change detection: a rerun compares each record with a digest of what PoiKit last \
-        wrote for it, not with the stored fields, so nothing is written unless the dump \
-        changed. An app's edit of a field PoiKit writes (a new name, say) therefore stays \
-        until the dump changes that place, which then writes the dump's fields again; fields \
-        PoiKit does not write (a rating, say) are never touched.
-
-        Images: an image column or property sets the place's image link; present but empty, it \
-        removes the link; a file without one leaves the stored link as it is (so re-importing \
-        an export keeps the photos). A feature of an export made without --with-images (or \
-        whose photo could not be copied) names its database's imageId and no image: where this \
-        database holds that image the link stays; elsewhere the photo is missing, so the place \
-        gets imageSource (the id) and imageError and the run exits 1. Provenance (source file and line) is stored with the \
-        place but is not content: a renamed or reordered dump leaves places unchanged.
-
-        Thumbnails: JPEG, or PNG for an image with alpha, unless --thumbnail-format (also \
-        --format: the thumbnails', not the input's) says jpeg, png or webp: lossy WebP at \
-        --quality with alpha kept, stored as image/webp with ext .webp. Photos are JPEG or PNG.
-
-        Rejected records are listed on stderr and written to NAME.rejects.csv (or \
-        .rejects.geojson) beside the input: the same format plus _line/_feature, _field and \
-        _reason, ready to fix and import again. When the input has no folder to write beside \
-        (standard input, <(cmd), /dev/fd/N, a read-only folder) it goes to the current folder \
-        (stdin.rejects.csv, fd63.rejects.csv), else to $TMPDIR; the summary names it. A missing \
-        or broken image does not reject its place unless --require-images is given: the place is \
-        stored without it, with the reference and the reason in imageSource and imageError, and \
-        the run exits 1.
-
-        One of PoiKit's own rejects files (named *.rejects.csv or *.rejects.geojson, with the \
-        _line,_field,_reason columns or _feature properties) given among other inputs is \
-        skipped with one line saying so, so `poi import dumps/*.csv` never imports yesterday's \
-        rejects as a dump; named alone, a fixed rejects file is imported, its _line, _field and \
-        _reason columns ignored.
-
-        \(FieldMappingOptions.readingRules)
-
-        Exit status: 0 all imported, 1 finished, some records or images rejected (the rest is \
-        imported: chain the next step on `[ $? -le 1 ]`, not on &&), 2 bad arguments or unreadable \
-        input, 3 database or disk failure (rerun to finish: nothing is duplicated). With \
-        --json a failure prints {"error": ..., "exitStatus": N} on stdout instead of the summary.
+        \(FieldMappingOptions.readingRules) All rules and options: \
+        docs/poi.md#poi-import.
 
         Examples:
           poi import Samples/places.csv Samples/landmarks.geojson
-          poi import dump.csv --field name=Title --field id=source_id --images-dir photos/
-          poi import big.geojson --gridfs --jobs 8 --json > summary.json
-          poi import places.csv --thumbnail-format webp --quality 80
-          poi import new.csv --dry-run
-          poi import cities.csv --types population=int,elevation=double,opened=date   # typed extra columns
-          poi import /data/dumps/*.csv --quiet; [ $? -le 1 ] && poi export -o places.geojson --quiet
-          poi import monthly.csv fixes.csv --on-duplicate last   # a later row corrects an earlier one
-          poi import big.csv --shard 0/2     # and --shard 1/2 on a second machine
+          poi import dump.csv --field name=Title --images-dir photos/ --dry-run
+          poi import dumps/*.csv --quiet; [ $? -le 1 ] && poi export -o places.geojson
         """
     )
 
-    @Argument(help: ArgumentHelp("CSV or GeoJSON files, gzip'd or not; a .zip imports each CSV/GeoJSON member in name order ('-' reads standard input).", valueName: "file"))
+    @Argument(help: ArgumentHelp("CSV/GeoJSON files, .gz or .zip too ('-': stdin).", valueName: "file"))
     var files: [String]
 
     @OptionGroup var database: DatabaseOptions
@@ -90,27 +30,27 @@ struct ImportCommand: ParsableCommand {
     @OptionGroup var parallel: ParallelOptions
     @OptionGroup var output: OutputOptions
 
-    @Option(help: ArgumentHelp("Folder image paths are relative to (default: each input file's folder).", valueName: "dir"))
+    @Option(help: ArgumentHelp("Image paths' folder (default: each input's).", valueName: "dir"))
     var imagesDir: String?
 
     @Option(help: ArgumentHelp("Rejects file (one input only; default: NAME.rejects.csv/.geojson beside the input).",
-                               valueName: "file"))
+                               valueName: "file", visibility: .hidden))
     var rejects: String?
 
-    @Flag(help: "Reject a record whose image is missing or broken, instead of importing it without.")
+    @Flag(help: "Reject a record whose image is missing or broken.")
     var requireImages = false
 
-    @Flag(help: "Validate everything, decode every image, write nothing (no database needed).")
+    @Flag(help: "Validate and decode everything, write nothing.")
     var dryRun = false
 
-    @Option(help: ArgumentHelp("Import only the records whose key hashes to shard I of N.", valueName: "I/N"))
+    @Option(help: ArgumentHelp("Import only the records whose key hashes to shard I of N.", valueName: "I/N",
+                               visibility: .hidden))
     var shard: Shard?
 
-    @Option(help: ArgumentHelp("A record whose key an earlier record of the run had: reject it, keep the first, "
-                               + "or keep the last.", valueName: "reject|first|last"))
+    @Option(help: ArgumentHelp("A key seen before: reject, keep first or last.", valueName: "rule"))
     var onDuplicate: DuplicatePolicy = .reject
 
-    @Option(help: "Places per bulk write.")
+    @Option(help: ArgumentHelp("Places per bulk write.", visibility: .hidden))
     var batchSize: Int = 500
 
     func validate() throws {

@@ -6,43 +6,19 @@ import PoiStore
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the TourMyTown backend's REST API over the same database and uploads.",
+        abstract: "Serve the TourMyTown app's REST API (and a map).",
+        // The short help: what it does, the essentials, three examples. docs/poi.md has the
+        // rest, and every option (`--help-hidden` lists the ones left out here).
         discussion: """
-        A drop-in for the tutorial's Node.js/Express server: the same routes and JSON (GET /, \
-        GET|POST /:collection, GET|PUT|DELETE /:collection/:id, POST /files, GET /files/:id), \
-        plus GET /files/:id/thumbnail, GET /healthz and GET /openapi.json (an OpenAPI 3.1 \
-        description of all of it). Queries that would run JavaScript on the database are refused; \
-        uploads must be JPEG, PNG, GIF or WebP whose bytes match their Content-Type, within \
-        --max-upload; downloads have ETag, Last-Modified and Range. JSON answers carry Express's \
-        weak ETag (If-None-Match gets 304), are gzip'd for clients that accept it, and a list cut \
-        at limit or --max-results links to the next page (Link: rel="next", after=<last _id>).
-
-        It keeps no state: any number of processes on any number of machines can serve one \
-        database (use --gridfs so they all see the same files). SIGTERM or SIGINT lets requests \
-        in flight finish (for up to 30 seconds, then closes their connections), then exits 0. \
-        One access-log line per request goes to stderr (a download the client cut off is marked \
-        aborted, with the bytes sent).
-
-        A database that stops answering fails each request with 503 after --query-timeout plus \
-        2 seconds, and GET /healthz with 503 within about 2 seconds; during a replica-set \
-        election a request waits at most 2 seconds for a primary, then 503 naming the election. \
-        Every 503 has Retry-After. The server recovers by itself when the database answers again.
-
-        GET /map shows the places of `locations` on a map in any browser (clustered; the page \
-        asks only for the places in view, at most --map-max-places of them). Leaflet comes from \
-        this machine (Debian's libjs-leaflet and libjs-leaflet.markercluster, or --assets), so \
-        the page works offline; only the base map's tiles come from --map-tiles (OpenStreetMap's \
-        by default; none for no base map). The page only reads, with --write-token too.
-
-        Exit status: 0 stopped by a signal, 2 bad arguments, 3 cannot listen or reach the database.
+        A drop-in for the tutorial's Express server, plus thumbnails, GET /healthz, \
+        GET /openapi.json and a map at GET /map. Stateless: run several (--gridfs). \
+        Exit status: 0 stopped by a signal, 2 bad arguments, 3 cannot listen or \
+        reach the database. All rules and options: docs/poi.md#poi-serve.
 
         Examples:
-          poi serve
           poi serve --uploads /srv/app/uploads --port 8080
-          poi serve --host 0.0.0.0 --gridfs --write-token "$TOKEN" --cors https://app.example.com
-          POI_WRITE_TOKEN=secret poi serve --max-upload 20000000 --json-log
-          poi serve --query-timeout 5 --idle-timeout 30
-          poi serve --map-tiles none                  # the map with no base map (offline)
+          poi serve --host 0.0.0.0 --gridfs --write-token "$TOKEN"
+          poi serve --map-tiles none                  # the map with no base map
         """
     )
 
@@ -52,28 +28,27 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
 
-    @Option(help: "Port to listen on (0: any free port, printed at start).")
+    @Option(help: "Port (0: any free one, printed).")
     var port = 3000
 
-    @Option(help: ArgumentHelp("Largest upload in bytes (the reference server's 100 MB by default).", valueName: "bytes"))
+    @Option(help: ArgumentHelp("Largest upload in bytes.", valueName: "bytes"))
     var maxUpload = 100 * 1024 * 1024
 
-    @Option(help: ArgumentHelp("Most documents one GET /:collection returns.", valueName: "n"))
+    @Option(help: ArgumentHelp("Most documents a list returns.", valueName: "n"))
     var maxResults = 1000
 
-    @Option(help: ArgumentHelp("Server-side time limit of each query (maxTimeMS); a database that does not answer "
-                               + "within it plus 2 s fails the request with 503.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Time limit of each query, then 503.", valueName: "secs"))
     var queryTimeout: Double = 10
 
     @Option(help: ArgumentHelp("Close a connection whose client sends nothing for this long: between requests, and "
                                + "in the middle of a request's head or body (a response being sent is never cut).",
-                               valueName: "seconds"))
+                               valueName: "seconds", visibility: .hidden))
     var idleTimeout: Double = 60
 
-    @Option(help: ArgumentHelp("Require Authorization: Bearer TOKEN for writes (default: $POI_WRITE_TOKEN).", valueName: "token"))
+    @Option(help: ArgumentHelp("Bearer token writes need (default: $POI_WRITE_TOKEN).", valueName: "token"))
     var writeToken: String?
 
-    @Option(help: ArgumentHelp("Allow this origin to call the API from a browser (CORS); none by default.", valueName: "origin"))
+    @Option(help: ArgumentHelp("Let this origin call the API from a browser (CORS).", valueName: "origin"))
     var cors: String?
 
     @Flag(help: "Write the access log as JSON lines.")
@@ -81,29 +56,30 @@ struct ServeCommand: AsyncParsableCommand {
 
     // `.unconditional`: `-1` is a value to refuse with the range, not a missing one.
     @Option(parsing: .unconditional, help: ArgumentHelp("How long a files document read once is served without asking the database again "
-                               + "(a file deleted by another kind of client stops being served after this).", valueName: "seconds"))
+                               + "(a file deleted by another kind of client stops being served after this).", valueName: "seconds",
+                               visibility: .hidden))
     var filesCacheSeconds: Double = 30
 
     @Option(help: ArgumentHelp("Memory for the bytes of small files (up to 256 KiB: thumbnails above all), served "
                                + "without reading the disk; each hit is checked against the file with one stat, so a "
                                + "file deleted or replaced elsewhere is never served from it. 0 turns it off.",
-                               valueName: "bytes"))
+                               valueName: "bytes", visibility: .hidden))
     var fileCacheBytes = 32 * 1024 * 1024
 
-    @Option(help: ArgumentHelp("Base map of GET /map: a tile URL template with {z}, {x}, {y} (and {s}), or none "
-                               + "for no base map. Its host is the one outside host the page may load images from.",
-                               valueName: "url-template"))
+    @Option(help: ArgumentHelp("Tile URL template ({z}/{x}/{y}), or none.",
+                               valueName: "url"))
     var mapTiles = MapTiles.openStreetMap.template
 
     @Option(help: ArgumentHelp("Credit shown on the map for --map-tiles (OpenStreetMap's by default; none for a custom template).",
-                               valueName: "text"))
+                               valueName: "text", visibility: .hidden))
     var mapAttribution: String?
 
     @Option(help: ArgumentHelp("Folder holding Leaflet's and Leaflet.markercluster's files (leaflet.min.js, "
-                               + "leaflet.markercluster.min.js, their CSS and images/), read at start.", valueName: "dir"))
+                               + "leaflet.markercluster.min.js, their CSS and images/), read at start.", valueName: "dir",
+                               visibility: .hidden))
     var assets = ServerConfiguration().leafletDirectory
 
-    @Option(help: ArgumentHelp("Most places GET /map loads for one view; a view holding more says so.", valueName: "n"))
+    @Option(help: ArgumentHelp("Most places the map shows in one view.", valueName: "n"))
     var mapMaxPlaces = ServerConfiguration().mapMaxPlaces
 
     /// `--map-tiles` as the server takes it: nil for `none`; OpenStreetMap's keeps its credit.

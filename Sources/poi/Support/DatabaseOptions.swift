@@ -4,24 +4,20 @@ import PoiStore
 
 /// `--uri` and `--db`, shared by every command that talks to MongoDB.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("MongoDB connection string (default: $MONGODB_URI, else mongodb://127.0.0.1:27017).",
-                               valueName: "uri"))
+    @Option(help: ArgumentHelp("MongoDB URI (default: $MONGODB_URI, else local).", valueName: "uri"))
     var uri: String?
 
-    @Option(help: "Database name (default: the URI's database, else MyDatabase, the backend's default).")
+    @Option(help: "Database (default: the URI's, else MyDatabase).")
     var db: String?
 
-    @Option(help: ArgumentHelp("Give up on an unreachable server after this many seconds.", valueName: "seconds"))
+    // Hidden from `--help` (`--help-hidden` and docs/poi.md list them): tuning few people need.
+    @Option(help: ArgumentHelp("Give up on an unreachable server after this many seconds.", valueName: "seconds",
+                               visibility: .hidden))
     var serverTimeout: Double = 10
 
-    @Option(help: ArgumentHelp("Keep retrying a write that failed with a transient error (a dropped connection, a "
-                               + "replica-set election: not primary, stepped down, shutting down) for up to this many "
-                               + "seconds, with backoff; then exit 3 naming the last error. One attempt may take up to "
-                               + "--server-timeout beyond it. 0: no retries. Every write is idempotent (places by "
-                               + "importKey, files by content), so a retry never duplicates. The writes of import and "
-                               + "thumbnails are retried, and an export to a file starts again from the top; gc and "
-                               + "doctor are not (rerun them).",
-                               valueName: "seconds"))
+    @Option(help: ArgumentHelp("Retry a write that failed transiently (a dropped connection, an election) for up "
+                               + "to this many seconds; 0: never. Writes are idempotent, a retry never duplicates.",
+                               valueName: "seconds", visibility: .hidden))
     var retryFor: Double = 60
 
     var resolvedURI: String {

@@ -6,63 +6,39 @@ import PoiModel
 /// `--field FIELD=COLUMN` (repeatable) and `--delimiter C`: how dumps map to place fields.
 /// Shared by every command that reads dumps (check, convert, import) so they agree exactly.
 struct FieldMappingOptions: ParsableArguments {
+    // One line each in `--help` (docs/poi.md has the full rules); the rarer options are hidden
+    // there and listed by `--help-hidden`.
     @Option(name: .customLong("field"),
-            help: ArgumentHelp("Map a column/property to a field, e.g. name=Title or id=source_id (repeatable). "
-                               + "Fields: \(PlaceField.allCases.map(\.rawValue).joined(separator: ", ")).",
-                               valueName: "field=column"))
+            help: ArgumentHelp("Map a column to a field, e.g. name=Title (repeatable).", valueName: "field=column"))
     var fields: [FieldAssignment] = []
 
-    @Option(help: ArgumentHelp("CSV delimiter: ',', ';', '|', ':' or 'tab' (default: detected from the header).",
-                               valueName: "c"))
+    @Option(help: ArgumentHelp("Delimiter, else detected.", valueName: "c"))
     var delimiter: Delimiter?
 
-    @Option(help: ArgumentHelp("How CSV fields are quoted: '\"' (the default, RFC 4180: a field in double quotes may "
-                               + "hold delimiters and line breaks) or none (\" is plain text, as in GeoNames' and other "
-                               + "tab-separated dumps, where a name may hold a bare \"). Read a file made that way with "
-                               + "none, or one bare quote swallows the lines after it.",
-                               valueName: "q"))
+    @Option(help: ArgumentHelp("none: \" is plain text (GeoNames).", valueName: "q"))
     var quote: Quote?
 
-    @Option(help: ArgumentHelp("Characters categories text is split on, e.g. ',' or ',;' (default ';|'; '' "
-                               + "for no splitting). Categories are split on ';' and '|' unless this says "
-                               + "otherwise, then trimmed, empties and repeats dropped; a cell or property "
-                               + "holding a JSON array (e.g. [\"a\",\"b\"]) is that list, its items never split.",
-                               valueName: "chars"))
+    @Option(help: ArgumentHelp("Split categories on these, not ';|' ('': never).", valueName: "chars"))
     var categorySeparator: CategorySeparators?
 
-    @Option(help: ArgumentHelp("Text encoding of the input when it is not UTF-8, as iconv names it: cp1252, "
-                               + "windows-1252, latin1, iso-8859-15, utf-16le... (default: UTF-8, or what a UTF-16 "
-                               + "or UTF-32 byte-order mark says). Rejects files are written back in it.",
-                               valueName: "name"))
+    @Option(help: ArgumentHelp("Input encoding when not UTF-8, e.g. cp1252, latin1.", valueName: "name"))
     var encoding: String?
 
-    @Option(help: ArgumentHelp("Names of the columns of a CSV file without a header line, in order, e.g. "
-                               + "name,lat,lon (as mongoimport --fields): the first line is then a record; "
-                               + "--field maps these names. Its rejects file gets a header line naming them.",
-                               valueName: "names"))
+    @Option(help: ArgumentHelp("Column names of a CSV without a header, e.g. name,lat,lon.",
+                               valueName: "names", visibility: .hidden))
     var columns: String?
 
-    @Option(help: ArgumentHelp("Like --columns, one name a line, read from FILE.", valueName: "file"))
+    @Option(help: ArgumentHelp("Like --columns, one name a line, read from FILE.", valueName: "file", visibility: .hidden))
     var columnsFile: String?
 
-    @Option(help: ArgumentHelp("Types for columns kept under extra, e.g. population=int,elevation=double,opened=date "
-                               + "(repeatable): int, double, bool, date (ISO 8601: 2024-03-01 or 2024-03-01T14:30:00Z, "
-                               + "stored as a date) or string. A CSV cell is text without one. A value that is not of "
-                               + "its type rejects the row, naming the column; a blank cell is null. In GeoJSON, a "
-                               + "string property is read as its type, a value of the type kept (an export's dates "
-                               + "are ISO strings: import it with the same --types).",
-                               valueName: "column=type,..."))
+    @Option(help: ArgumentHelp("Types of extra columns: int, double, bool, date.", valueName: "col=type,..."))
     var types: [String] = []
 
-    @Flag(help: ArgumentHelp("Leave blank CSV cells of columns kept under extra out of the place (as mongoimport "
-                             + "--ignoreBlanks) instead of storing \"\" (or null, for a typed column)."))
+    @Flag(help: ArgumentHelp("Leave blank CSV cells of extra columns out of the place.", visibility: .hidden))
     var ignoreBlanks = false
 
-    @Option(help: ArgumentHelp("Cap on the bytes one compressed input (a .gz file or stream, a zip member) may "
-                               + "decompress to, e.g. 20G, 500M (default 16G). Past it, reading stops with a message "
-                               + "after the records before it; a zip member declaring more, or over \(ReadLimits().maxInflateRatio):1 "
-                               + "decompressed to compressed, is refused as a decompression bomb.",
-                               valueName: "size"))
+    @Option(help: ArgumentHelp("Most bytes one .gz or zip member may inflate to (16G).", valueName: "size",
+                               visibility: .hidden))
     var maxBytes: ByteCount?
 
     func validate() throws {
@@ -138,37 +114,11 @@ struct FieldMappingOptions: ParsableArguments {
         return result
     }
 
-    /// The rules `--help` of every reading command states (issue 18 §5).
+    /// The reading rules people most often need, in `--help` of every reading command (import,
+    /// check); docs/poi.md has them all.
     static let readingRules = """
-        Columns and properties: common names are recognised (name/title; lat, latitude, y, \
-        latitude_deg, decimalLatitude, geo_lat, Lat.; lon, lng, long, x and the same forms; \
-        placename/address; details/description; categories/category/tags; image/photo/picture/\
-        image_path/img; id; importKey), --field maps any other. Every other column is kept under \
-        extra with its name, including names PoiKit writes itself (created_at, updated_at, \
-        imageId, thumbnailId, _line, _feature, _field, _reason) and a second column naming a field \
-        already taken (address and placename: the first is the placename, the other is kept under \
-        extra as extra.placename; a repeated name gets #2). A note on stderr says so once per file, \
-        and names columns that look like an unmapped field (use --field image=image_url). \
-        Colliding names in GeoJSON: poi export and poi convert write an extra named like a field \
-        (any name above: name, title, address, lat, image, id, importKey...), like a property \
-        PoiKit writes itself (imageId, thumbnailId, created_at, updated_at, _source, imageSource, \
-        imageError, _line, _feature, _field, _reason) or ending in " (extra)" as "NAME (extra)", \
-        whether or not the place has that property; every reader takes one " (extra)" off and \
-        keeps the rest as extra.NAME, so an export imports back with extra unchanged.
-
-        name, placename, details and the image reference are trimmed of leading and trailing \
-        Unicode whitespace (NBSP and U+3000 included), quoted or not; extra columns are kept as \
-        given.
-
-        Categories given as text are split on ';' and '|' (not ','; --category-separator changes \
-        that, and --category-separator '' keeps each text whole), trimmed, with empties and repeats \
-        dropped; a cell or property holding a JSON array (["a","b"]) is that list, its items never \
-        split again. Coordinates are plain decimals ([+-]digits[.digits][e[+-]digits]); A lone \
-        decimal comma (1,234) is a decimal point, read as 1.234; NaN, Infinity, hex, out-of-range \
-        values and values too small to be told from 0 (1e-400) are rejects. A GeoJSON altitude \
-        (third position value) is kept. A CSV row with fewer cells than the header has the missing \
-        ones empty; a row of empty cells is skipped like a blank line. Extra columns are text \
-        unless --types says int, double, bool or date.
+        Categories are split on ';' and '|', a JSON array is a list. A lone decimal comma \
+        (1,234) is a decimal point. Other columns are kept under extra.
         """
 
     struct CategorySeparators: ExpressibleByArgument {

@@ -6,13 +6,13 @@ import PoiStore
 /// `--json`, `--quiet`, `--progress`: what a job prints. Defaults suit both people and cron: a
 /// progress line only on a terminal, and under cron nothing but problems on stderr.
 struct OutputOptions: ParsableArguments {
-    @Flag(help: "Print one JSON summary object on stdout (and nothing else there).")
+    @Flag(help: "Print one JSON summary on stdout, nothing else.")
     var json = false
 
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
-    @Flag(help: "Show progress and the closing summary even when not on a terminal (e.g. into a log).")
+    @Flag(help: "Progress and summary even off a terminal (a log).")
     var progress = false
 
     var showsProgress: Bool { !quiet && (progress || isatty(2) == 1) }

@@ -3,10 +3,10 @@ import PoiStore
 
 /// `--uploads DIR` or `--gridfs`: where image bytes live.
 struct StorageOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Folder the backend serves files from (bytes at <dir>/<id><ext>).", valueName: "dir"))
+    @Option(help: ArgumentHelp("The backend's uploads folder.", valueName: "dir"))
     var uploads: String = "uploads"
 
-    @Flag(help: "Store image bytes in GridFS (bucket 'fs') instead of the uploads folder.")
+    @Flag(help: "Image bytes in GridFS (bucket 'fs'), not --uploads.")
     var gridfs = false
 
     /// `creating`: false for commands that only read what is stored (see `DiskUploads`); true,

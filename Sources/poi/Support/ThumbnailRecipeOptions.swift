@@ -9,22 +9,19 @@ struct ThumbnailRecipeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Thumbnail box, WIDTHxHEIGHT (default: 256x256).", valueName: "WxH"))
     var size: ThumbnailSize?
 
-    @Option(help: "inside: fit in the box, keep the aspect ratio; cover: fill the box, centre crop (default: inside).")
+    @Option(help: "cover: crop to fill the box.")
     var fit: ThumbnailSpec.Fit?
 
-    // `--thumbnail-format` too: the name issue 27 gave it, and on `poi import` it says that it is
-    // not the input's format (inputs are recognised by their content).
+    // `--thumbnail-format` too: the name WebP thumbnails were first asked for under, and on
+    // `poi import` it says that it is not the input's format (inputs are recognised by their content).
     @Option(name: [.customLong("format"), .customLong("thumbnail-format")],
-            help: """
-            auto: PNG when the image has alpha, JPEG otherwise; webp: lossy WebP at --quality, alpha \
-            kept (default: auto).
-            """)
+            help: "auto: PNG if alpha.")
     var format: ThumbnailSpec.Format?
 
     @Option(help: "JPEG and WebP quality, 1-100 (default: 85).")
     var quality: Int?
 
-    @Option(help: "Refuse images with more pixels than this, before decoding them.")
+    @Option(help: ArgumentHelp("Refuse images with more pixels than this, before decoding them.", visibility: .hidden))
     var maxPixels: Int = DecodeOptions.defaultMaxPixels
 
     /// Whether any part of the recipe was given on the command line.
@@ -51,14 +48,14 @@ struct ThumbnailRecipeOptions: ParsableArguments {
 
 /// `--jobs N`, default: every core; `--memory MB`, default 100 MB + 60 MB per job.
 struct ParallelOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "Worker threads for image work, 1-256 (default: the number of cores).")
+    @Option(name: .shortAndLong, help: "Image worker threads, 1-256 (default: one a core).")
     var jobs: Int?
 
     @Option(help: ArgumentHelp("""
         Megabytes the image decodes may use together (default: 100 + 60 per job). Each image \
         waits until its estimated need fits; one needing more than this runs alone. The \
         process's own memory (about 30 MB: code, libraries, files read ahead) comes on top.
-        """, valueName: "MB"))
+        """, valueName: "MB", visibility: .hidden))
     var memory: Int?
 
     var resolvedJobs: Int { jobs ?? ProcessInfo.processInfo.activeProcessorCount }

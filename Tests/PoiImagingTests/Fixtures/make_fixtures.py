@@ -301,7 +301,7 @@ for name in sorted(os.listdir(samples_dir)) if os.path.isdir(samples_dir) else [
                   "channels": channels, "bitDepth": bits, "ref": refname})
     manifest["samples"].append(entry)
 
-# ---------------- deflate streams libdeflate takes and zlib refuses (issue 26) ----------------
+# ---------------- deflate streams libdeflate takes and zlib refuses ----------------
 # CRCs right, one RFC 1951 rule broken: a fixed-Huffman block using literal/length symbol 286.
 # zlib (the streaming path) says "invalid literal/length code"; libdeflate (the whole-inflate
 # path) reads it as a length of 258. Kept in lenient/, out of the top-level lists.
