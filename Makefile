@@ -35,7 +35,8 @@ build-debug: setup
 	$(SWIFT) build --build-tests
 
 # The server starts only after the build, and is stopped even when the tests fail;
-# the exit status is the tests'.
+# the exit status is the tests'. The tests start the `poi` built beside them, or POI_BIN
+# (CI passes the release binary: the same behaviour, several times faster on big inputs).
 test: build-debug
 	@scripts/db.sh with $(SWIFT) test --skip-build
 
