@@ -170,7 +170,7 @@ public final class ExportJob {
             case .spool(let reason): throw JobError.output(path: outputName, reason: reason)
             }
         }
-        var lastProgress = Date.distantPast
+        let progress = ProgressCounter(total: total, started: started, observer: observer)
         do throws(JobError) {
             while true {
                 let doc: BSONDocument?
@@ -199,11 +199,7 @@ public final class ExportJob {
                     }
                 }
                 summary.features += 1
-                if Date().timeIntervalSince(lastProgress) >= 0.2 {
-                    lastProgress = Date()
-                    observer(.progress(JobProgress(items: summary.features + summary.skipped, total: total,
-                                                   images: summary.imagesCopied, seconds: Date().timeIntervalSince(started))))
-                }
+                progress.update(items: summary.features + summary.skipped, images: summary.imagesCopied)
             }
             do { try writer.finish() } catch {
                 switch error {
@@ -238,8 +234,7 @@ public final class ExportJob {
             throw error
         }
         summary.seconds = Date().timeIntervalSince(started)
-        observer(.progress(JobProgress(items: summary.features + summary.skipped, total: total,
-                                       images: summary.imagesCopied, seconds: summary.seconds, isFinal: true)))
+        progress.finish(items: summary.features + summary.skipped, images: summary.imagesCopied, seconds: summary.seconds)
         return summary
     }
 

@@ -11,6 +11,8 @@ public enum DuplicatePolicy: String, Sendable, CaseIterable {
     case last
 }
 
+/// What one `poi import` is asked to do.
+/// More than ten stored properties: one per option of the command, set independently of the others.
 public struct ImportOptions: Sendable {
     public var read = ReadOptions()
     /// Folder image paths resolve against; nil: each input file's own folder.

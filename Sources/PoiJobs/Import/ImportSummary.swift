@@ -1,6 +1,7 @@
 import PoiFormats
 
 /// The numbers of one import run, printed by `--json` and used for the exit status.
+/// More than ten stored properties: each is one number of the `--json` summary that scripts read by name.
 public struct ImportSummary: Sendable, Codable, Equatable {
     public var files = 0
     /// Records (rows or features) read, valid or not.

@@ -83,7 +83,7 @@ public final class ThumbnailJob {
         do { source = try OriginalSource(database: database, store: store, filter: options.placeFilter) } catch {
             throw .store(error)
         }
-        var lastProgress = Date.distantPast
+        let progress = ProgressCounter(total: source.total, started: started, observer: observer)
         var window: [StoredFile] = []
         do throws(StoreError) {
             summary.brokenLinksRepaired = try repairBrokenThumbnailLinks(updatedAt: runStarted)
@@ -137,11 +137,7 @@ public final class ThumbnailJob {
                 }
             }
             if let storeFailure { throw .store(storeFailure) }
-            if Date().timeIntervalSince(lastProgress) >= 0.2 {
-                lastProgress = Date()
-                observer(.progress(JobProgress(items: summary.originals, total: source.total,
-                                               images: summary.thumbnailsMade, seconds: Date().timeIntervalSince(started))))
-            }
+            progress.update(items: summary.originals, images: summary.thumbnailsMade)
         }
 
         while true {
@@ -155,8 +151,7 @@ public final class ThumbnailJob {
         }
         if !window.isEmpty { try process() }
         summary.seconds = Date().timeIntervalSince(started)
-        observer(.progress(JobProgress(items: summary.originals, total: source.total,
-                                       images: summary.thumbnailsMade, seconds: summary.seconds, isFinal: true)))
+        progress.finish(items: summary.originals, images: summary.thumbnailsMade, seconds: summary.seconds)
         return summary
     }
 
