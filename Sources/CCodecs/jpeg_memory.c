@@ -91,7 +91,6 @@ typedef struct {
 #define LJ_PERMANENT_SPACE(lib) (((const lj_memory_mgr_prefix *)(lib))->total_space_allocated)
 
 /* What the copied layouts and arithmetic take for granted. */
-_Static_assert(JPOOL_NUMPOOLS == 2, "jmemmgr's my_memory_mgr has small_list and large_list of JPOOL_NUMPOOLS (2) pools each");
 _Static_assert(offsetof(lj_memory_mgr_prefix, total_space_allocated) ==
                    sizeof(struct jpeg_memory_mgr) + (2 * JPOOL_NUMPOOLS + 2) * sizeof(void *),
                "total_space_allocated must follow jpeg_memory_mgr and six pointers with no padding, as in jmemmgr.c");
