@@ -333,7 +333,7 @@ typedef struct {
     cc_result result;
 } jenc_ctx;
 
-static void jenc_run(jenc_ctx *c, const cc_image *src, int quality, int progressive, int optimize) {
+static void jenc_run(jenc_ctx *c, const cc_image *src, int quality, cc_jpeg_mode mode, cc_jpeg_huffman huffman) {
     j_compress_ptr e = &c->cinfo;
     e->err = &c->err.pub;
     install_errors(&c->err, 1);
@@ -349,8 +349,8 @@ static void jenc_run(jenc_ctx *c, const cc_image *src, int quality, int progress
     e->in_color_space = src->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_set_defaults(e); /* YCbCr with 2x2 luma sampling = 4:2:0 */
     jpeg_set_quality(e, quality, TRUE);
-    if (progressive) jpeg_simple_progression(e);
-    e->optimize_coding = optimize ? TRUE : FALSE;
+    if (mode != CC_JPEG_BASELINE) jpeg_simple_progression(e);
+    e->optimize_coding = huffman != CC_JPEG_HUFFMAN_STANDARD ? TRUE : FALSE;
     jpeg_start_compress(e, TRUE);
     while (e->next_scanline < e->image_height) {
         JSAMPROW row[1] = {src->pixels + (size_t)e->next_scanline * src->stride};
@@ -359,8 +359,8 @@ static void jenc_run(jenc_ctx *c, const cc_image *src, int quality, int progress
     jpeg_finish_compress(e);
 }
 
-cc_result cc_encode_jpeg(const cc_image *src, int quality, int progressive, int optimize, uint8_t **out,
-                         size_t *out_len) {
+cc_result cc_encode_jpeg(const cc_image *src, int quality, cc_jpeg_mode mode, cc_jpeg_huffman huffman,
+                         uint8_t **out, size_t *out_len) {
     *out = NULL;
     *out_len = 0;
     if (!src || !src->pixels || src->bytes_per_sample != 1 || (src->channels != 1 && src->channels != 3))
@@ -369,7 +369,7 @@ cc_result cc_encode_jpeg(const cc_image *src, int quality, int progressive, int 
     jenc_ctx c;
     memset(&c, 0, sizeof c);
     c.result = cc_ok();
-    jenc_run(&c, src, quality, progressive, optimize);
+    jenc_run(&c, src, quality, mode, huffman);
     jpeg_destroy_compress(&c.cinfo);
     if (c.result.status != CC_OK) {
         free(c.buf);
