@@ -1,5 +1,6 @@
 /* A longjmp out of a call that the arena's memory manager passes on to libjpeg's own manager
- * (issue 26), built and run under ASan by scripts/arena-limit-test.sh. It includes jpeg_codec.c
+ * (where cinfo->mem briefly points at the library's manager, so a jump must leave it there),
+ * built and run under ASan by scripts/arena-limit-test.sh. It includes jpeg_codec.c
  * to reach its static decode context and error handler (the manager is jpeg_memory.c's,
  * cc_jmem_install): after some image-pool allocations from the arena, a JPOOL_PERMANENT
  * request too large for libjpeg makes jmemmgr.c raise "Insufficient memory (case 7)" while
