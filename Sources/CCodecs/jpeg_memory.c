@@ -396,8 +396,8 @@ static void jmem_self_destruct(j_common_ptr cinfo) {
     m->lib->self_destruct(cinfo);
 }
 
-/* After jpeg_create_decompress: libjpeg's image pool from `arena` (see above). `m` outlives the
- * decompressor (it is in jdec's context). */
+/* After jpeg_create_decompress: libjpeg's image pool from `arena` (see the top of this file). `m`
+ * outlives the decompressor (jpeg_codec.c keeps it in jdec's context). */
 void cc_jmem_install(j_common_ptr cinfo, cc_jmem *m, cc_arena *arena) {
     memset(m, 0, sizeof *m);
     m->lib = cinfo->mem;

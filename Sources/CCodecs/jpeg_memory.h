@@ -26,8 +26,8 @@ typedef struct {
     lj_small_pool *small_pools;
 } cc_jmem;
 
-/* After jpeg_create_decompress (or _compress): libjpeg's JPOOL_IMAGE comes from `arena` until the
- * decompressor is destroyed; JPOOL_PERMANENT stays with the library's manager. `m` must outlive
+/* After jpeg_create_decompress: libjpeg's JPOOL_IMAGE comes from `arena` until the decompressor
+ * is destroyed; JPOOL_PERMANENT stays with the library's manager. `m` must outlive
  * the decompressor. The caller resets the arena after jpeg_destroy_decompress, on every path. */
 void cc_jmem_install(j_common_ptr cinfo, cc_jmem *m, cc_arena *arena);
 
