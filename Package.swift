@@ -56,6 +56,9 @@ let package = Package(
         // colour and the pixel kernels (why they are C: Sources/CCodecs/README.md). No flags: SwiftPM
         // builds C -O2 in release.
         .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG", "CLCMS2", "CWebP", "CDeflate"], exclude: ["README.md"]),
+        // Typed wrappers for the C library calls Swift's Glibc module leaves out (mallopt,
+        // sync_file_range), so no Swift code looks them up with dlsym (Sources/CSystemShims/README.md).
+        .target(name: "CSystemShims", exclude: ["README.md"]),
 
         // Local files: whole-file reads, atomic writes, paths (FilePath), temporary-file cleanup.
         .target(name: "PoiFiles",
@@ -64,7 +67,7 @@ let package = Package(
         .target(name: "PoiModel",
                 dependencies: [.product(name: "Crypto", package: "swift-crypto")],
                 exclude: ["README.md"]),
-        .target(name: "PoiFormats", dependencies: ["PoiModel", "CZlib"], exclude: ["README.md"]),
+        .target(name: "PoiFormats", dependencies: ["PoiModel", "CZlib", "CSystemShims"], exclude: ["README.md"]),
         .target(name: "PoiImaging", dependencies: ["CCodecs"], exclude: ["README.md"]),
         .target(name: "PoiStore", dependencies: ["CMongoC", "PoiFiles",
                                                  .product(name: "Crypto", package: "swift-crypto")],
@@ -95,7 +98,7 @@ let package = Package(
         // to install.
         resources: [.embedInCode("Resources/map.js"), .embedInCode("Resources/map.css"), .embedInCode("Resources/openapi.json")]),
         .executableTarget(name: "poi", dependencies: [
-            "PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiFiles", "PoiServer",
+            "PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiFiles", "PoiServer", "CSystemShims",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Benchmark drivers and fuzz harnesses are packages of their own (Benchmarks/, Fuzz/),

@@ -1,7 +1,8 @@
 /* A longjmp out of a call that the arena's memory manager passes on to libjpeg's own manager
  * (the decode arenas, which take libjpeg's page faults away, must survive it), built and run
- * under ASan by scripts/arena-limit-test.sh. It includes jpeg_codec.c
- * to reach its static manager: after some image-pool allocations from the arena, a JPOOL_PERMANENT
+ * under ASan by scripts/arena-limit-test.sh. It includes jpeg_codec.c to reach its static
+ * decode context and error handler (the manager is jpeg_memory.c's, cc_jmem_install): after
+ * some image-pool allocations from the arena, a JPOOL_PERMANENT
  * request too large for libjpeg makes jmemmgr.c raise "Insufficient memory (case 7)" while
  * cinfo->mem points at the library's manager. Then, as jdec does: jpeg_destroy_decompress must
  * free everything (LeakSanitizer checks at exit), cc_arena_reset must leave the arena usable, and a
@@ -24,7 +25,7 @@ static int raise_in_delegated_call(cc_arena *arena) {
     install_errors(&c->err, 0);
     if (setjmp(c->err.jump) == 0) {
         jpeg_create_decompress(d);
-        jmem_install((j_common_ptr)d, &c->jmem, arena);
+        cc_jmem_install((j_common_ptr)d, &c->jmem, arena);
         d->mem->alloc_small((j_common_ptr)d, JPOOL_IMAGE, 1000);
         d->mem->alloc_large((j_common_ptr)d, JPOOL_IMAGE, (size_t)3 << 20);
         d->mem->alloc_sarray((j_common_ptr)d, JPOOL_PERMANENT, 500, 4); /* passed on, succeeds */

@@ -10,9 +10,7 @@ DURATION=${1:-30}
 CLANG=${CLANG:-$(command -v clang || echo /opt/swift/usr/bin/clang)}
 OUT=.fuzz
 mkdir -p "$OUT/bin"
-SRC=(Sources/CCodecs/common.c Sources/CCodecs/dispatch.c Sources/CCodecs/jpeg_codec.c Sources/CCodecs/jpeg_scans.c Sources/CCodecs/png_codec.c
-     Sources/CCodecs/pixels.c Sources/CCodecs/versions.c Sources/CCodecs/color.c Sources/CCodecs/webp_codec.c
-     Sources/CCodecs/arena.c)
+SRC=(Sources/CCodecs/*.c)
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -ISources/CCodecs/include -ISources/CCodecs -DCC_CHECK_SCAN_WALK)
 LIBS=($(pkg-config --cflags --libs libjpeg libpng lcms2 libwebp libdeflate) -lm)

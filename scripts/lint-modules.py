@@ -28,9 +28,12 @@ SERVER_PREFIXES = ("Hummingbird", "NIO")
 
 
 class Rule:
-    def __init__(self, allowed=(), prefixes=(), forbidden=(), library=True, kind="swift", why=""):
+    # headers (kind "c"): the #include <...> names the target may use, and how the message names them.
+    def __init__(self, allowed=(), prefixes=(), forbidden=(), library=True, kind="swift", why="",
+                 headers=(), headers_why=""):
         self.allowed, self.prefixes, self.forbidden = set(allowed), tuple(prefixes), set(forbidden)
         self.library, self.kind, self.why = library, kind, why
+        self.headers, self.headers_why = set(headers), headers_why
 
     def allows(self, module):
         if module in self.forbidden:
@@ -39,6 +42,12 @@ class Rule:
 
 
 THIRD_PARTY_ABOVE = {"Crypto", "Logging", "ServiceLifecycle"} | FILES
+# ISO C headers, and the codec libraries' own; POSIX I/O (unistd.h, fcntl.h, ...) is "knowing about
+# files" for CCodecs.
+ISO_C_HEADERS = {"assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "setjmp.h",
+                 "stdarg.h", "stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdlib.h", "string.h"}
+CODEC_HEADERS = {"jpeglib.h", "jerror.h", "jconfig.h", "jmorecfg.h", "png.h", "pngconf.h", "pnglibconf.h", "lcms2.h",
+                 "webp/encode.h", "webp/types.h", "libdeflate.h"}
 RULES = {
     "CJPEG": Rule(kind="modulemap"), "CPNG": Rule(kind="modulemap"), "CMongoC": Rule(kind="modulemap"),
     # Little CMS 2: colour conversion, called from CCodecs' C only, like the codecs.
@@ -49,10 +58,17 @@ RULES = {
     "CWebP": Rule(kind="modulemap"),
     # libdeflate: a PNG's image data inflated in one call, by CCodecs' C only.
     "CDeflate": Rule(kind="modulemap"),
-    "CCodecs": Rule(allowed={"CJPEG", "CPNG", "CLCMS2", "CWebP", "CDeflate"}, kind="c"),
+    "CCodecs": Rule(allowed={"CJPEG", "CPNG", "CLCMS2", "CWebP", "CDeflate"}, kind="c",
+                    headers=ISO_C_HEADERS | CODEC_HEADERS,
+                    headers_why="only libjpeg, libpng, libwebp, Little CMS, libdeflate and ISO C headers"),
+    # Typed wrappers of the C library calls Swift's Glibc module leaves out (mallopt,
+    # sync_file_range): their own system headers and ISO C, nothing else; no dependencies.
+    "CSystemShims": Rule(kind="c", headers=ISO_C_HEADERS | {"malloc.h", "fcntl.h"},
+                         headers_why="only ISO C headers and those of the calls it wraps (malloc.h, fcntl.h)"),
     "PoiModel": Rule(allowed=SYSTEM | {"Crypto"}),
     "PoiFiles": Rule(allowed=SYSTEM | {"SystemPackage"}),
-    "PoiFormats": Rule(allowed=SYSTEM | {"PoiModel", "CZlib"} | FILES),
+    # CSystemShims: sync_file_range for WritebackAhead (ByteSink.swift).
+    "PoiFormats": Rule(allowed=SYSTEM | {"PoiModel", "CZlib", "CSystemShims"} | FILES),
     "PoiImaging": Rule(allowed=SYSTEM | {"CCodecs"}),
     "PoiStore": Rule(allowed=SYSTEM | {"CMongoC", "Crypto"} | FILES),
     "PoiJobs": Rule(allowed=SYSTEM | {"PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "Crypto"} | FILES),
@@ -61,16 +77,12 @@ RULES = {
     "PoiServer": Rule(allowed=SYSTEM | {"Logging", "ServiceLifecycle", "HTTPTypes", "MultipartKit", "Crypto",
                                         "PoiStore", "PoiImaging", "PoiJobs", "PoiFormats", "PoiModel"} | FILES,
                       prefixes=SERVER_PREFIXES, forbidden={"ArgumentParser"}),
-    # The CLI parses, prints and picks exit codes: no threads or pipelines of its own, no C.
-    "poi": Rule(allowed=(SYSTEM | POI | THIRD_PARTY_ABOVE | {"ArgumentParser"}),
+    # The CLI parses, prints and picks exit codes: no threads or pipelines of its own, no C
+    # but CSystemShims' wrapper for the process's malloc policy, set first thing in main.
+    "poi": Rule(allowed=(SYSTEM | POI | THIRD_PARTY_ABOVE | {"ArgumentParser", "CSystemShims"}),
                 prefixes=SERVER_PREFIXES,
                 forbidden={"Dispatch", "Synchronization"} | C_MODULES, library=False),
 }
-# ISO C headers and the codec libraries' own; POSIX I/O (unistd.h, fcntl.h, ...) is "knowing about files".
-C_HEADERS = {"assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "setjmp.h",
-             "stdarg.h", "stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdlib.h", "string.h",
-             "jpeglib.h", "jerror.h", "jconfig.h", "jmorecfg.h", "png.h", "pngconf.h", "pnglibconf.h", "lcms2.h",
-             "webp/encode.h", "webp/types.h", "libdeflate.h"}
 DOCS = {".md"}
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate)\s+)?"
                     r"import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+)?([A-Za-z_]\w*)")
@@ -150,7 +162,7 @@ def check_sources(root):
                     if ext not in (".c", ".h"):
                         problems.append(f"{rel}: {module} is C only (.c/.h) (ARCHITECTURE.md §3)")
                         continue
-                    problems += check_c(rel, path, module, mdir)
+                    problems += check_c(rel, path, module, mdir, rule)
                     continue
                 if ext != ".swift":
                     continue
@@ -158,15 +170,15 @@ def check_sources(root):
     return problems
 
 
-def check_c(rel, path, module, mdir):
+def check_c(rel, path, module, mdir, rule):
     problems = []
     raw = open(path, encoding="utf-8", errors="replace").read()
     local = {os.path.basename(p) for d, _, fs in os.walk(mdir) for p in fs}
     for no, line in enumerate(raw.splitlines(), 1):
         m = INCLUDE.match(line)
-        if m and not (m.group(2) in C_HEADERS or (m.group(1) == '"' and os.path.basename(m.group(2)) in local)):
-            problems.append(f"{rel}:{no}: {module} must not include <{m.group(2)}>: only libjpeg, libpng, libwebp, Little CMS and "
-                            f"ISO C headers (ARCHITECTURE.md §3)")
+        if m and not (m.group(2) in rule.headers or (m.group(1) == '"' and os.path.basename(m.group(2)) in local)):
+            problems.append(f"{rel}:{no}: {module} must not include <{m.group(2)}>: {rule.headers_why} "
+                            f"(ARCHITECTURE.md §3)")
     for no, line in enumerate(strip_c(raw).splitlines(), 1):
         for m in C_FILE_IO.finditer(line):
             problems.append(f"{rel}:{no}: {module} must not know about files ({m.group(1).rstrip('( ')}) (ARCHITECTURE.md §3)")
@@ -316,6 +328,10 @@ PLANTS = [
      "Sources/CCodecs/lint_plant.c:2: CCodecs must not include <mongoc/mongoc.h>"),
     ("file I/O in CCodecs", lambda r: append(r, "Sources/CCodecs/lint_plant.c", "#include <stdio.h>\nvoid f(void) { fopen(\"x\", \"r\"); }\n"),
      "Sources/CCodecs/lint_plant.c:2: CCodecs must not know about files (fopen)"),
+    ("foreign include in CSystemShims", lambda r: append(r, "Sources/CSystemShims/lint_plant.c", "#include <fcntl.h>\n#include <sys/socket.h>\n"),
+     "Sources/CSystemShims/lint_plant.c:2: CSystemShims must not include <sys/socket.h>"),
+    ("CSystemShims from a module not allowed it", lambda r: append(r, "Sources/PoiImaging/LintPlant.swift", "import CSystemShims\n"),
+     "Sources/PoiImaging/LintPlant.swift:1: PoiImaging must not import CSystemShims"),
     ("module without a rule", lambda r: append(r, "Sources/PoiMystery/Mystery.swift", "let x = 1\n"),
      "Sources/PoiMystery: no rule for module PoiMystery"),
     ("Package.swift dependency", lambda r: replace(r, "Package.swift", r'(\.target\(name: "PoiImaging", dependencies: \[)',

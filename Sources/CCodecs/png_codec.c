@@ -1,54 +1,22 @@
 /* libpng probe / decode / encode. libpng's error callback longjmps to png_jmpbuf, which is set
- * in this file only. Input comes from memory through a bounds-checked read callback. */
+ * in this file only. Input comes from memory through a bounds-checked read callback: the file's
+ * own bytes, or the virtual file of png_inflate.c when the image data was inflated ahead. */
 #include <setjmp.h>
 #include <stdlib.h>
 #include <png.h>
-#include <libdeflate.h>
 #include "internal.h"
+#include "png_inflate.h"
 
 /* Ancillary chunks (iCCP, zTXt, ...) may not make libpng allocate more than this. */
 #define CC_PNG_CHUNK_MALLOC_MAX (8u * 1024u * 1024u)
 #define CC_PNG_CHUNK_CACHE_MAX 1000u
-#define CC_PNG_MAX_DIMENSION 1000000u
-
-/* The image data inflated ahead by libdeflate (whole_prepare), and the file libpng reads instead
- * of the real one: the same bytes, except that the IDAT chunks are replaced by one IDAT holding
- * those inflated bytes as stored (uncompressed) deflate blocks, generated as libpng reads them.
- *
- * Why this shape: libdeflate inflates 2-3x faster than zlib (75 % of a PNG thumbnail's CPU was
- * zlib's inflate) but only a whole buffer at once, and libpng inflates through zlib with no way
- * to hand it inflated rows. Given stored blocks, zlib's inflate is a memcpy, and libpng still does
- * everything else (unfiltering, interlacing, every transform, every check and message) exactly
- * as before, so the pixels are the same bytes by construction. Whatever libdeflate does not
- * accept exactly (a damaged stream, too much or too little data, bytes after the stream, a
- * window under 32 KiB that zlib would enforce) leaves the file to zlib, streaming, as before.
- *
- * Where they differ: libdeflate knowingly decodes a few streams that break RFC 1951 and that
- * zlib refuses (287-288 literal/length or 31-32 distance codes declared, a code-length repeat
- * past the list, literal/length 286-287 or distance 30-31 used, a one-codeword code read as if
- * both codewords were it). With the CRCs right such a stream was written that way, never
- * damaged; zlib's path refuses it, this one makes an image (DecodeMemoryTests pins one). Checking
- * zlib's rules first was tried and measured: it means walking every Huffman symbol, which cost
- * as much as libdeflate's whole inflate (22 bench PNGs: 1.67 s through zlib, 2.18 s through
- * libdeflate plus the walk), so nothing would be left of the gain. */
-typedef struct {
-    int active;
-    uint8_t *inflated;  /* the filtered scanlines, every pass; from the arena or malloc */
-    size_t inflated_len;
-    size_t head_end;    /* file offset of the first IDAT chunk */
-    size_t tail_start;  /* file offset just past the last IDAT chunk */
-    size_t zlen;        /* length of the stored zlib stream in the virtual IDAT */
-    uint8_t adler[4];   /* the original stream's Adler-32: the same inflated bytes */
-    size_t vpos;        /* libpng's read position in the virtual file */
-    int from_arena;     /* inflated lives in opt->arena: never freed, reset with the decode */
-} pdec_whole;
 
 typedef struct {
     png_structp png;
     png_infop info;
     const uint8_t *data;
     size_t len, pos;
-    pdec_whole whole;
+    cc_png_whole whole; /* the image data inflated ahead (png_inflate.c) */
     cc_status status;
     char message[CC_MESSAGE_MAX];
     int warnings;
@@ -79,208 +47,16 @@ static void on_png_warning(png_structp png, png_const_charp msg) {
         snprintf(c->icc_problem, sizeof c->icc_problem, "%s", msg);
 }
 
-/* Adam7's seven passes: first column and row, and the steps between them (PNG spec, 8.2). */
-static const uint32_t x0[7] = {0, 4, 0, 2, 0, 1, 0}, dx[7] = {8, 8, 4, 4, 2, 2, 1};
-static const uint32_t y0[7] = {0, 0, 4, 0, 2, 0, 1}, dy[7] = {8, 8, 8, 4, 4, 2, 2};
-
-#define STORED_BLOCK_MAX 65535u /* a stored deflate block's largest payload (LEN is 16 bits) */
-
-static uint32_t be32(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
-
-/* Bytes of the stored zlib stream from offset z: header 78 01 (32 KiB window, no dictionary),
- * blocks of STORED_BLOCK_MAX with their 5-byte headers, the Adler-32. Returns how many it wrote. */
-static size_t stored_stream_read(const pdec_whole *w, size_t z, uint8_t *out, size_t n) {
-    static const uint8_t zlib_header[2] = {0x78, 0x01};
-    if (z < 2) {
-        size_t k = min_size(n, 2 - z);
-        memcpy(out, zlib_header + z, k);
-        return k;
-    }
-    size_t body = w->zlen - 6;
-    z -= 2;
-    if (z >= body) {
-        size_t k = min_size(n, 4 - (z - body));
-        memcpy(out, w->adler + (z - body), k);
-        return k;
-    }
-    size_t block = z / (STORED_BLOCK_MAX + 5), off = z % (STORED_BLOCK_MAX + 5);
-    size_t start = block * STORED_BLOCK_MAX;
-    size_t blen = min_size(STORED_BLOCK_MAX, w->inflated_len - start);
-    if (off < 5) {
-        int last = start + blen == w->inflated_len;
-        uint8_t header[5] = {(uint8_t)last, (uint8_t)(blen & 0xFF), (uint8_t)(blen >> 8),
-                             (uint8_t)(~blen & 0xFF), (uint8_t)((~blen >> 8) & 0xFF)};
-        size_t k = min_size(n, 5 - off);
-        memcpy(out, header + off, k);
-        return k;
-    }
-    off -= 5;
-    size_t k = min_size(n, blen - off);
-    memcpy(out, w->inflated + start + off, k);
-    return k;
-}
-
-/* The virtual file: the real bytes before the first IDAT, one IDAT chunk holding the stored
- * stream (its CRC field zero: libpng is told not to check critical CRCs, whole_prepare checked
- * every real one), the real bytes after the last IDAT. */
-static void whole_read(pdec_ctx *c, uint8_t *out, size_t n) {
-    pdec_whole *w = &c->whole;
-    size_t chunk_end = w->head_end + 12 + w->zlen;
-    size_t vlen = chunk_end + (c->len - w->tail_start);
-    if (vlen - w->vpos < n) png_error(c->png, "unexpected end of file (truncated PNG)");
-    while (n > 0) {
-        size_t p = w->vpos, k;
-        if (p < w->head_end) {
-            k = min_size(n, w->head_end - p);
-            memcpy(out, c->data + p, k);
-        } else if (p < chunk_end) {
-            size_t q = p - w->head_end;
-            if (q < 8) {
-                uint8_t header[8] = {(uint8_t)(w->zlen >> 24), (uint8_t)(w->zlen >> 16), (uint8_t)(w->zlen >> 8),
-                                     (uint8_t)w->zlen, 'I', 'D', 'A', 'T'};
-                k = min_size(n, 8 - q);
-                memcpy(out, header + q, k);
-            } else if (q < 8 + w->zlen) {
-                k = stored_stream_read(w, q - 8, out, n);
-            } else {
-                k = min_size(n, 12 + w->zlen - q);
-                memset(out, 0, k);
-            }
-        } else {
-            size_t f = p - chunk_end + w->tail_start;
-            k = min_size(n, c->len - f);
-            memcpy(out, c->data + f, k);
-        }
-        out += k;
-        n -= k;
-        w->vpos += k;
-    }
-}
-
 static void on_png_read(png_structp png, png_bytep out, size_t n) {
     pdec_ctx *c = (pdec_ctx *)png_get_io_ptr(png);
-    if (c->whole.active) { whole_read(c, out, n); return; }
+    if (c->whole.active) {
+        if (!cc_png_whole_read(&c->whole, c->data, c->len, out, n))
+            png_error(png, "unexpected end of file (truncated PNG)");
+        return;
+    }
     if (c->len - c->pos < n) png_error(png, "unexpected end of file (truncated PNG)");
     memcpy(out, c->data + c->pos, n);
     c->pos += n;
-}
-
-/* Filtered bytes of the image data as IHDR lays them out: a filter byte plus the packed samples
- * of each row, of each non-empty Adam7 pass when interlaced. 0 for a header libpng would refuse. */
-static uint64_t png_filtered_bytes(uint32_t w, uint32_t h, int depth, int color, int interlace) {
-    int samples;
-    switch (color) {
-    case 0: samples = 1; if (depth != 1 && depth != 2 && depth != 4 && depth != 8 && depth != 16) return 0; break;
-    case 3: samples = 1; if (depth != 1 && depth != 2 && depth != 4 && depth != 8) return 0; break;
-    case 2: samples = 3; if (depth != 8 && depth != 16) return 0; break;
-    case 4: samples = 2; if (depth != 8 && depth != 16) return 0; break;
-    case 6: samples = 4; if (depth != 8 && depth != 16) return 0; break;
-    default: return 0;
-    }
-    uint64_t bits = (uint64_t)samples * (uint64_t)depth;
-    if (interlace == 0) return (uint64_t)h * (1 + ((uint64_t)w * bits + 7) / 8);
-    uint64_t total = 0;
-    for (int p = 0; p < 7; p++) {
-        if (w <= x0[p] || h <= y0[p]) continue;
-        uint64_t pw = (w - x0[p] + dx[p] - 1) / dx[p], ph = (h - y0[p] + dy[p] - 1) / dy[p];
-        total += ph * (1 + (pw * bits + 7) / 8);
-    }
-    return total;
-}
-
-/* Decides whether this file's image data is inflated ahead in one libdeflate call, and does it.
- * Only for a file whose chunks are all whole, whose critical chunks' CRCs hold (libpng is then
- * told not to check them again), whose IDATs are consecutive, and whose stream libdeflate
- * inflates to exactly the size IHDR implies with no byte left over; within opt->whole_inflate_max
- * for the inflated image plus the joined IDATs. Anything else: nothing happens here, and libpng
- * meets the file as it always did, errors and all. */
-static void whole_prepare(pdec_ctx *c, const cc_decode_options *opt) {
-    const uint8_t *d = c->data;
-    size_t len = c->len;
-    if (opt->whole_inflate_max == 0 || len < 8 + 25 || be32(d + 8) != 13 || memcmp(d + 12, "IHDR", 4) != 0) return;
-    uint32_t w = be32(d + 16), h = be32(d + 20);
-    int depth = d[24], color = d[25], interlace = d[28];
-    if (w == 0 || h == 0 || w > CC_PNG_MAX_DIMENSION || h > CC_PNG_MAX_DIMENSION || d[26] != 0 || d[27] != 0 ||
-        interlace > 1 || cc_pixels_over_limit(w, h, opt->max_pixels))
-        return;
-    uint64_t inflated = png_filtered_bytes(w, h, depth, color, interlace);
-    if (inflated == 0 || inflated > opt->whole_inflate_max) return;
-
-    size_t pos = 8, head_end = 0, tail_start = 0, idat_total = 0, idat_chunks = 0;
-    int idat_done = 0;
-    while (pos < len) {
-        if (len - pos < 12) return;
-        uint32_t n = be32(d + pos);
-        const uint8_t *type = d + pos + 4;
-        if (n > 0x7FFFFFFFu || (size_t)n > len - pos - 12) return;
-        int critical = !(type[0] & 0x20);
-        if (critical && libdeflate_crc32(0, type, (size_t)n + 4) != be32(d + pos + 8 + n)) return;
-        if (memcmp(type, "IDAT", 4) == 0) {
-            if (idat_done) return;
-            if (idat_chunks++ == 0) head_end = pos;
-            idat_total += n;
-            tail_start = pos + 12 + n;
-        } else if (idat_chunks > 0) {
-            idat_done = 1;
-        }
-        pos += (size_t)n + 12;
-        if (memcmp(type, "IEND", 4) == 0) break;
-    }
-    if (idat_chunks == 0 || idat_total < 2) return;
-    /* Deflate, and a window libdeflate's 32 KiB cannot outreach: zlib refuses a distance past the
-     * window the header declares, libdeflate only one past the start of the data, so a smaller
-     * window is the same rule only when all the data fits in it (as when an encoder shrank the
-     * window because the image is small). */
-    unsigned cmf = d[head_end + 8];
-    if ((cmf & 0x0F) != 8 || (cmf >> 4) > 7 || ((cmf >> 4) < 7 && inflated > (1u << ((cmf >> 4) + 8)))) return;
-    uint64_t need = inflated + (idat_chunks > 1 ? idat_total : 0);
-    /* The virtual IDAT's length must fit PNG's 31 bits. */
-    if (need > opt->whole_inflate_max || inflated > 0x7F000000u) return;
-
-    const uint8_t *stream = d + head_end + 8;
-    /* Both buffers from the worker's arena when there is one (pages already mapped; reset with
-     * the decode), else malloc'd and freed here and in pdec. */
-    cc_arena *arena = opt->arena;
-    /* Both in one arena block (cc_arena_reserve), with room for their rounding. */
-    if (arena) cc_arena_reserve(arena, (size_t)need + 512);
-    uint8_t *joined = NULL;
-    if (idat_chunks > 1) {
-        joined = arena ? cc_arena_alloc(arena, idat_total) : malloc(idat_total);
-        if (!joined) return;
-        size_t at = 0;
-        for (size_t p = head_end; p < tail_start;) {
-            uint32_t n = be32(d + p);
-            memcpy(joined + at, d + p + 8, n);
-            at += n;
-            p += (size_t)n + 12;
-        }
-        stream = joined;
-    }
-    uint8_t *out = arena ? cc_arena_alloc(arena, (size_t)inflated) : malloc((size_t)inflated);
-    struct libdeflate_decompressor *z = out ? libdeflate_alloc_decompressor() : NULL;
-    size_t in_used = 0, out_used = 0;
-    enum libdeflate_result r = z ? libdeflate_zlib_decompress_ex(z, stream, idat_total, out, (size_t)inflated,
-                                                                &in_used, &out_used)
-                                 : LIBDEFLATE_BAD_DATA;
-    if (z) libdeflate_free_decompressor(z);
-    if (r == LIBDEFLATE_SUCCESS && in_used == idat_total && out_used == inflated) {
-        c->whole.active = 1;
-        c->whole.inflated = out;
-        c->whole.inflated_len = (size_t)inflated;
-        c->whole.head_end = head_end;
-        c->whole.tail_start = tail_start;
-        size_t blocks = ((size_t)inflated + STORED_BLOCK_MAX - 1) / STORED_BLOCK_MAX;
-        c->whole.zlen = 2 + (size_t)inflated + 5 * blocks + 4;
-        memcpy(c->whole.adler, stream + idat_total - 4, 4);
-    } else if (!arena) {
-        free(out);
-    }
-    if (!arena) free(joined);
-    c->whole.from_arena = arena != NULL;
 }
 
 static cc_result too_large(uint32_t w, uint32_t h, uint64_t max_pixels) {
@@ -301,13 +77,14 @@ static void adam7_shrink(pdec_ctx *c, uint32_t w, uint32_t h, int ch, int bps, i
     if (!c->grid || !c->row) { c->result = cc_fail(CC_ERR_NOMEM, "out of memory"); cc_image_free(out); return; }
     int alpha = (ch == 2 || ch == 4);
     for (int p = 0; p < 7; p++) {
-        if (w <= x0[p] || h <= y0[p]) continue; /* libpng skips empty passes too */
-        uint32_t pw = (w - x0[p] + dx[p] - 1) / dx[p], ph = (h - y0[p] + dy[p] - 1) / dy[p];
+        if (w <= adam7_x0[p] || h <= adam7_y0[p]) continue; /* libpng skips empty passes too */
+        uint32_t pw = (w - adam7_x0[p] + adam7_dx[p] - 1) / adam7_dx[p];
+        uint32_t ph = (h - adam7_y0[p] + adam7_dy[p] - 1) / adam7_dy[p];
         for (uint32_t r = 0; r < ph; r++) {
             png_read_row(c->png, c->row, NULL);
-            uint64_t *line = c->grid + (size_t)((y0[p] + r * dy[p]) / (uint32_t)f) * ow * ch;
+            uint64_t *line = c->grid + (size_t)((adam7_y0[p] + r * adam7_dy[p]) / (uint32_t)f) * ow * ch;
             for (uint32_t i = 0; i < pw; i++) {
-                uint64_t *s = line + (size_t)((x0[p] + i * dx[p]) / (uint32_t)f) * ch;
+                uint64_t *s = line + (size_t)((adam7_x0[p] + i * adam7_dx[p]) / (uint32_t)f) * ch;
                 size_t k0 = (size_t)i * ch;
                 if (bps == 1) {
                     const uint8_t *px = c->row + k0;
@@ -355,10 +132,10 @@ static void pdec_run(pdec_ctx *c, const cc_decode_options *opt, uint64_t max_pix
     png_set_chunk_cache_max(c->png, CC_PNG_CHUNK_CACHE_MAX);
     png_set_read_fn(c->png, c, on_png_read);
     if (c->whole.active) {
-        /* whole_prepare checked every critical chunk's CRC; the virtual IDAT has none. */
+        /* cc_png_whole_prepare checked every critical chunk's CRC; the virtual IDAT has none. */
         png_set_crc_action(c->png, PNG_CRC_QUIET_USE, PNG_CRC_DEFAULT);
         /* libpng reads image data 8 KiB at a time by default; whole stored blocks per read. */
-        png_set_compression_buffer_size(c->png, STORED_BLOCK_MAX + 5);
+        png_set_compression_buffer_size(c->png, CC_PNG_STORED_BLOCK_MAX + 5);
     }
 #ifdef PNG_IGNORE_ADLER32
     /* zlib's Adler-32 of the inflated image data was 8 % of a PNG thumbnail's CPU (perf, bench
@@ -497,14 +274,14 @@ static cc_result pdec(const uint8_t *data, size_t len, const cc_decode_options *
     c.data = data;
     c.len = len;
     c.result = cc_ok();
-    if (!header_only) whole_prepare(&c, opt);
+    if (!header_only) cc_png_whole_prepare(&c.whole, data, len, opt);
     pdec_run(&c, opt, max_pixels, header_only, info, out);
     if (c.png) png_destroy_read_struct(&c.png, c.info ? &c.info : NULL, NULL);
     free(c.row);
     free(c.rows);
     free(c.grid);
     free(c.icc);
-    if (!c.whole.from_arena) free(c.whole.inflated);
+    cc_png_whole_free(&c.whole);
     if (opt->arena) cc_arena_reset(opt->arena);
     cc_icc_close(c.color);
     cc_box_end(&c.box);

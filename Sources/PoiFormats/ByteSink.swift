@@ -1,3 +1,4 @@
+import CSystemShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -89,33 +90,22 @@ public struct FileDescriptorSink: ByteSink {
 /// waits only for its last stretch. Measured: the fsync of `poi convert`'s 40 MB
 /// output took 16–18 ms after everything else was done, 5 % of the run, on this machine's disk.
 ///
-/// A hint only: its failures (a pipe, another system) change nothing. Looked up at run time:
-/// Swift's Glibc module leaves out the GNU declarations of <fcntl.h>.
+/// A hint only: its failures (a pipe, another system, where CSystemShims answers ENOSYS) change
+/// nothing. Called through CSystemShims: Swift's Glibc module leaves out the GNU declarations of
+/// <fcntl.h>.
 struct WritebackAhead {
     /// Bytes between hints: big enough that the calls cost nothing, small enough that the tail
     /// left for the final fsync is short.
     static let stride = 4 << 20
-    private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
-    private let syncFileRange: SyncFileRange?
     /// Bytes written so far, and where the last hint ended.
     private var written = 0
     private var handedOver = 0
 
-    init() {
-        #if canImport(Glibc)
-        syncFileRange = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range").map {
-            unsafeBitCast($0, to: SyncFileRange.self)
-        }
-        #else
-        syncFileRange = nil
-        #endif
-    }
-
     mutating func wrote(_ count: Int, to fd: Int32) {
         written += count
-        guard let syncFileRange, written - handedOver >= Self.stride else { return }
-        // SYNC_FILE_RANGE_WRITE (2): start writing the range's dirty pages, do not wait.
-        _ = syncFileRange(fd, Int64(handedOver), Int64(written - handedOver), 2)
+        guard written - handedOver >= Self.stride else { return }
+        // Start writing the range's dirty pages, do not wait.
+        _ = poi_sync_file_range(fd, Int64(handedOver), Int64(written - handedOver), UInt32(POI_SYNC_FILE_RANGE_WRITE))
         handedOver = written
     }
 }

@@ -56,7 +56,7 @@ public enum ImageCodec {
         var opts = cc_decode_options(max_pixels: UInt64(max(0, options.maxPixels)), lenient: options.lenient ? 1 : 0,
                                      scale_denom: Int32(scaleDenominator), shrink: Int32(shrink),
                                      color_manage: options.colorManaged ? 1 : 0,
-                                     every_scan: options.everyScan ? 1 : 0,
+                                     every_scan: options.everyScan ? CC_SCANS_EVERY : CC_SCANS_NEEDED,
                                      whole_inflate_max: max(0, options.pngWholeInflateBytes), arena: arena?.raw)
         var cinfo = cc_info()
         var out = cc_image()

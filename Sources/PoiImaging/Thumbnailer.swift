@@ -81,7 +81,8 @@ public enum Thumbnailer {
         var length = 0
         let result: cc_result
         switch format {
-        case .jpeg: result = cc_encode_jpeg(&image.raw, Int32(spec.quality), spec.progressive ? 1 : 0, 0, &out, &length)
+        case .jpeg: result = cc_encode_jpeg(&image.raw, Int32(spec.quality), spec.progressive ? CC_JPEG_PROGRESSIVE : CC_JPEG_BASELINE,
+                                            CC_JPEG_HUFFMAN_STANDARD, &out, &length)
         case .png: result = cc_encode_png(&image.raw, 6, &out, &length)
         // Alpha kept: WebP carries it beside lossy colour, so nothing is flattened.
         case .webp: result = cc_encode_webp(&image.raw, Int32(spec.quality), &out, &length)

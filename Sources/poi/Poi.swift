@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSystemShims
 import PoiStore
 #if canImport(Glibc)
 import Glibc
@@ -125,18 +126,12 @@ enum PoiMain {
 /// allocates large buffers per request pays the same; `make bench-smoke` (in CI) compares
 /// downloads with nginx on the same files and fails at half its rate.
 ///
-/// `mallopt` is looked up at run time: Swift's Glibc module does not export <malloc.h>, and the
-/// C target (CCodecs) may include only the codecs' headers (ARCHITECTURE.md §3). Absent (another libc),
-/// nothing is changed.
+/// `mallopt` is called through CSystemShims (`poi_set_malloc_policy`): Swift's Glibc module does
+/// not export <malloc.h>, and the codecs' C target may include only the codecs' headers
+/// (ARCHITECTURE.md §3). On another C library it changes nothing.
 enum MallocPolicy {
-    /// glibc's <malloc.h>: M_TRIM_THRESHOLD -1, M_MMAP_THRESHOLD -3.
-    private static let trimThreshold: Int32 = -1, mmapThreshold: Int32 = -3
-
     static func returnLargeBuffersToTheSystem() {
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-        let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
-        _ = mallopt(mmapThreshold, 128 * 1024)
-        _ = mallopt(trimThreshold, 128 * 1024)
+        // M_MMAP_THRESHOLD, then M_TRIM_THRESHOLD, both 128 KiB.
+        _ = poi_set_malloc_policy(128 * 1024, 128 * 1024)
     }
 }

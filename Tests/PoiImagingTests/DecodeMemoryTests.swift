@@ -22,9 +22,9 @@ import Testing
     }
 
     static func decode(_ bytes: [UInt8], scale: Int = 1, shrink: Int = 1, lenient: Bool = false,
-                       wholeInflate: Int = 0, arena: DecodeArena? = nil, scans: Int = CC_SCANS_NEEDED) -> Decoded {
+                       wholeInflate: Int = 0, arena: DecodeArena? = nil, scans: cc_scan_mode = CC_SCANS_NEEDED) -> Decoded {
         var opts = cc_decode_options(max_pixels: 0, lenient: lenient ? 1 : 0, scale_denom: Int32(scale),
-                                     shrink: Int32(shrink), color_manage: 1, every_scan: Int32(scans),
+                                     shrink: Int32(shrink), color_manage: 1, every_scan: scans,
                                      whole_inflate_max: wholeInflate, arena: arena?.raw)
         var info = cc_info()
         var out = cc_image()

@@ -189,7 +189,7 @@ import Testing
 @Suite struct PNGShrinkOnLoadTests {
     static func shrinkDecode(_ bytes: [UInt8], shrink: Int) throws -> PixelBuffer {
         var opts = cc_decode_options(max_pixels: 0, lenient: 0, scale_denom: 1, shrink: Int32(shrink), color_manage: 0,
-                                     every_scan: 0, whole_inflate_max: 0, arena: nil)
+                                     every_scan: CC_SCANS_NEEDED, whole_inflate_max: 0, arena: nil)
         var info = cc_info()
         var out = cc_image()
         let r = bytes.withUnsafeBytes { cc_decode($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, &opts, &info, &out) }

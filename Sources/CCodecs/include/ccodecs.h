@@ -92,7 +92,30 @@ size_t cc_arena_retained(const cc_arena *arena);   /* bytes held between decodes
 size_t cc_arena_peak(const cc_arena *arena);       /* the most it has held at once, decodes included */
 void cc_arena_release(cc_arena *arena);            /* give every byte back to the system; stays usable */
 
-enum { CC_SCANS_NEEDED = 0, CC_SCANS_EVERY = 1, CC_SCANS_UP_TO_NEEDED = 2 };
+/* Which scans of a progressive JPEG a decode at 1/8 reads; the pixels are the same either way. */
+typedef enum {
+    CC_SCANS_NEEDED = 0,       /* the default: only those the 1/8 image depends on */
+    CC_SCANS_EVERY = 1,        /* all of them, as at any other scale */
+    CC_SCANS_UP_TO_NEEDED = 2, /* all up to the last needed one: the way before the scans left out
+                                * (jpeg_scans.c), kept so the fuzzer and tests can compare the two */
+} cc_scan_mode;
+
+/* How cc_encode_jpeg writes the file. */
+typedef enum {
+    CC_JPEG_BASELINE = 0,    /* sequential: one scan */
+    CC_JPEG_PROGRESSIVE = 1, /* libjpeg's standard progressive script (jpeg_simple_progression) */
+} cc_jpeg_mode;
+typedef enum {
+    CC_JPEG_HUFFMAN_STANDARD = 0,  /* the tables of the JPEG spec's annex K: one pass */
+    CC_JPEG_HUFFMAN_OPTIMIZED = 1, /* tables fitted to the image: smaller, a second pass */
+} cc_jpeg_huffman;
+
+/* The enums take an int's place in structs and calls, so the layout is as simple as an int's for
+ * every caller (Swift imports them as structs wrapping the raw value). */
+_Static_assert(sizeof(cc_scan_mode) == sizeof(int) && sizeof(cc_jpeg_mode) == sizeof(int) &&
+                   sizeof(cc_jpeg_huffman) == sizeof(int) && sizeof(cc_format) == sizeof(int) &&
+                   sizeof(cc_status) == sizeof(int),
+               "CCodecs' enums are int-sized");
 
 typedef struct {
     uint64_t max_pixels;  /* width*height limit checked before any pixel allocation; 0 = none */
@@ -100,11 +123,8 @@ typedef struct {
     int scale_denom;      /* JPEG: decode at 1/scale_denom (1,2,4,8) using DCT scaling */
     int shrink;           /* PNG: integer box shrink applied while rows stream in (1 = none) */
     int color_manage;     /* convert pixels tagged with an ICC profile to sRGB (Little CMS 2) */
-    int every_scan;       /* JPEG progressive at 1/8, which scans are decoded (same pixels):
-                           * CC_SCANS_NEEDED (0, the default) only those the 1/8 image depends
-                           * on, CC_SCANS_EVERY (1) all of them, CC_SCANS_UP_TO_NEEDED (2) all
-                           * up to the last needed one (the way before issue 26; the fuzzer
-                           * compares the two) */
+    cc_scan_mode every_scan; /* JPEG progressive at 1/8: which scans are decoded (same pixels);
+                              * CC_SCANS_NEEDED (0) unless a test compares */
     size_t whole_inflate_max; /* PNG: inflate all image data in one call (libdeflate) when that needs at most this many bytes; 0 = stream through zlib */
     cc_arena *arena;      /* JPEG: libjpeg's per-image working memory (coefficient arrays, row
                            * buffers) comes from this arena and is kept for the next decode;
@@ -141,8 +161,9 @@ cc_result cc_flatten(const cc_image *src, uint8_t background, cc_image *out);
 /* Reduce 16-bit samples to 8 bits with rounding (v*255/65535), for callers that need 8-bit. */
 cc_result cc_to_8bit(const cc_image *src, cc_image *out);
 
-/* Encoders: 8-bit input only. JPEG takes 1 or 3 channels (4:2:0 chroma subsampling); PNG 1..4. */
-cc_result cc_encode_jpeg(const cc_image *src, int quality, int progressive, int optimize,
+/* Encoders: 8-bit input only. JPEG takes 1 or 3 channels (4:2:0 chroma subsampling), quality
+ * 1..100 (libjpeg's scale); PNG 1..4 channels, zlib compression level 0..9. */
+cc_result cc_encode_jpeg(const cc_image *src, int quality, cc_jpeg_mode mode, cc_jpeg_huffman huffman,
                          uint8_t **out, size_t *out_len);
 cc_result cc_encode_png(const cc_image *src, int compression_level, uint8_t **out, size_t *out_len);
 /* Lossy WebP (libwebp, quality 1..100 as cwebp -q), 1..4 channels, at most 16383 px a side.
