@@ -315,6 +315,7 @@ public final class CSVPlaceReader {
     /// `placesWithKeys`/`onPlace`: see `PlaceReader.validateRemaining`.
     public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
                                   onKey: ((UInt64) -> Void)? = nil, placesWithKeys wanted: Set<UInt64>? = nil,
+                                  keys fingerprinting: KeyFingerprinting = .exact,
                                   onPlace: (Place) -> Void = { _ in }) throws(FormatError) {
         // Whatever `next()` already converted comes first.
         while true {
@@ -323,7 +324,7 @@ public final class CSVPlaceReader {
                 case .place(let p, _):
                     valid += 1
                     guard onKey != nil || wanted != nil else { continue }
-                    let key = ImportKey.fingerprint(p.importKey)
+                    let key = fingerprinting == .exact ? ImportKey.fingerprint(p.importKey) : KeyCandidate.of(p)
                     onKey?(key)
                     if let wanted, wanted.contains(key) { onPlace(p) }
                 case .reject(let r, let raw): onReject(r, raw)
@@ -363,7 +364,7 @@ public final class CSVPlaceReader {
             verdicts.reset(count: upcoming.count)
             let conv = converter, batches = upcoming, wantsKeys = onKey != nil
             running = Self.inBackground(batches.count, cores: parallelism) { i in
-                verdicts.set(i, conv.verdict(batches[i].batch, keys: wantsKeys, placesWithKeys: wanted))
+                verdicts.set(i, conv.verdict(batches[i].batch, keys: wantsKeys, placesWithKeys: wanted, fingerprinting: fingerprinting))
             }
             runningBatches = upcoming
         }
@@ -582,7 +583,8 @@ struct CSVRecordConverter: Sendable {
     /// turn into places, and its rejects in order; with `keys`, each valid record's import key.
     /// `placesWithKeys`: the places of the valid records whose key fingerprint is in it are
     /// built (the others are only validated) and returned in order in `places`.
-    func verdict(_ batch: RawCSVBatch, keys: Bool = false, placesWithKeys wanted: Set<UInt64>? = nil) -> CSVBatchVerdict {
+    func verdict(_ batch: RawCSVBatch, keys: Bool = false, placesWithKeys wanted: Set<UInt64>? = nil,
+                 fingerprinting: KeyFingerprinting = .exact) -> CSVBatchVerdict {
         var result = CSVBatchVerdict()
         let raw = (batch.raw, batch.rawEnds)
         batch.bytes.withUnsafeBufferPointer { bytes in
@@ -591,7 +593,7 @@ struct CSVRecordConverter: Sendable {
                     if certainlyValid(r, bytes: bytes, ends: ends) {
                         result.valid += 1
                         guard keys || wanted != nil else { continue }
-                        let key = keyFingerprint(ofValid: r, bytes: bytes, ends: ends)
+                        let key = keyFingerprint(ofValid: r, bytes: bytes, ends: ends, fingerprinting)
                         if keys { result.keys.append(key) }
                         if let wanted, wanted.contains(key),
                            case .place(let p, _) = convert(r, k, bytes: bytes, ends: ends, raw: raw, quotedEmpty: batch.isQuotedEmpty) {
@@ -603,7 +605,7 @@ struct CSVRecordConverter: Sendable {
                     case .place(let p, _):
                         result.valid += 1
                         guard keys || wanted != nil else { continue }
-                        let key = ImportKey.fingerprint(p.importKey)
+                        let key = fingerprinting == .exact ? ImportKey.fingerprint(p.importKey) : KeyCandidate.of(p)
                         if keys { result.keys.append(key) }
                         if let wanted, wanted.contains(key) { result.places.append(p) }
                     case .reject(let reject, let raw): result.rejects.append((reject, raw))
@@ -653,15 +655,18 @@ struct CSVRecordConverter: Sendable {
     /// validator's rule (`PlaceValidator.validate`): the trimmed `importKey` text, else the
     /// trimmed `id` text, else derived from the trimmed name and the coordinate. CSV cells are
     /// text, so these are the only cases; tests and the fuzz oracle hold it to `next()`'s keys.
-    private func keyFingerprint(ofValid r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>) -> UInt64 {
-        @inline(__always) func text(_ column: Int) -> String {
+    /// With `.candidates`, `KeyCandidate`'s instead: most names are normalised from their bytes.
+    private func keyFingerprint(ofValid r: RawCSVBatch.Record, bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>,
+                                _ fingerprinting: KeyFingerprinting = .exact) -> UInt64 {
+        @inline(__always) func field(_ column: Int) -> UnsafeBufferPointer<UInt8> {
             let k = r.firstField + column
             let start = k == 0 ? 0 : ends[k - 1]
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<ends[k]]), as: UTF8.self)
+            return UnsafeBufferPointer(rebasing: bytes[start..<ends[k]])
         }
+        @inline(__always) func text(_ column: Int) -> String { String(decoding: field(column), as: UTF8.self) }
         for column in [importKeyColumn, idColumn] where column >= 0 && column < r.fieldCount {
             let t = trimWhitespace(text(column))
-            if !t.isEmpty { return ImportKey.fingerprint(t) }
+            if !t.isEmpty { return fingerprinting == .exact ? ImportKey.fingerprint(t) : KeyCandidate.explicit(t) }
         }
         let k = r.firstField
         func decimal(_ column: Int) -> Double {
@@ -671,6 +676,10 @@ struct CSVRecordConverter: Sendable {
         // certainlyValid checked both: validated() cannot fail here; it normalises -0 as the validator does.
         let coordinate = (try? Coordinate.validated(longitude: decimal(longitudeColumn), latitude: decimal(latitudeColumn)))
             ?? Coordinate(longitude: .nan, latitude: .nan)
+        if fingerprinting == .candidates {
+            return KeyCandidate.derived(utf8Name: field(nameColumn), coordinate: coordinate)
+                ?? KeyCandidate.derived(name: trimWhitespace(text(nameColumn)), coordinate: coordinate)
+        }
         return ImportKey.derivedFingerprint(name: trimWhitespace(text(nameColumn)), coordinate: coordinate)
     }
 

@@ -222,13 +222,14 @@ public final class GeoJSONReader {
     /// The number of valid features left and each reject in order (see `PlaceReader`).
     public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
                                   onKey: ((UInt64) -> Void)? = nil, placesWithKeys wanted: Set<UInt64>? = nil,
+                                  keys fingerprinting: KeyFingerprinting = .exact,
                                   onPlace: (Place) -> Void = { _ in }) throws(FormatError) {
         while let item = try next() {
             switch item {
             case .place(let p, _):
                 valid += 1
                 guard onKey != nil || wanted != nil else { continue }
-                let key = ImportKey.fingerprint(p.importKey)
+                let key = fingerprinting == .exact ? ImportKey.fingerprint(p.importKey) : KeyCandidate.of(p)
                 onKey?(key)
                 if let wanted, wanted.contains(key) { onPlace(p) }
             case .reject(let r, let raw): onReject(r, raw)

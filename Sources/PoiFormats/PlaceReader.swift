@@ -138,15 +138,19 @@ public final class PlaceReader {
     /// built and passed to `onPlace`, in input order: `poi check`'s second pass, which judges
     /// only the keys its first pass saw repeat (a key seen once is kept whatever its record), so
     /// a dump with a few repeated keys is not read as slowly as an import reads it.
+    ///
+    /// `keys`: `.candidates` hands out and selects by `KeyCandidate`s instead of exact key
+    /// fingerprints (a dump without ids is then checked several times faster: no key is made).
     public func validateRemaining(valid: inout Int, onReject: (Reject, RawRecord?) -> Void,
                                   onKey: ((UInt64) -> Void)? = nil, placesWithKeys: Set<UInt64>? = nil,
+                                  keys: KeyFingerprinting = .exact,
                                   onPlace: (Place) -> Void = { _ in }) throws(FormatError) {
         if let csv {
             return try csv.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey,
-                                             placesWithKeys: placesWithKeys, onPlace: onPlace)
+                                             placesWithKeys: placesWithKeys, keys: keys, onPlace: onPlace)
         }
         try geojson!.validateRemaining(valid: &valid, onReject: onReject, onKey: onKey,
-                                       placesWithKeys: placesWithKeys, onPlace: onPlace)
+                                       placesWithKeys: placesWithKeys, keys: keys, onPlace: onPlace)
     }
 
     /// Whether `nextBatch(preparedBy:)` prepares on the reader's workers (CSV input).

@@ -40,6 +40,12 @@ func readAll(bytes: [UInt8], name: String = "t.csv", options: ReadOptions = Read
     #expect(valid == places.count, "validate-only path: valid count")
     #expect(checked == rejects, "validate-only path: rejects")
     #expect(keys == places.map { ImportKey.fingerprint($0.importKey) }, "validate-only path: import keys")
+    // And with key candidates (what `poi check`'s first pass hands out): those of the places.
+    let candidates = try PlaceReader(source: ByteSource(bytes: bytes, name: name), options: options)
+    var candidateValid = 0, candidateKeys: [UInt64] = []
+    try candidates.validateRemaining(valid: &candidateValid, onReject: { _, _ in }, onKey: { candidateKeys.append($0) },
+                                     keys: .candidates)
+    #expect(candidateKeys == places.map(KeyCandidate.of), "validate-only path: key candidates")
     return (places, rejects)
 }
 

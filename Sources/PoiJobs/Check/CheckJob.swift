@@ -99,17 +99,29 @@ public struct CheckJob {
             let limit = final ? end : min(end, firstRepeat ?? end)
             while reported < limit { onFile(results[reported]); reported += 1 }
         }
-        for (input, index) in dumps {
+        for (position, (input, index)) in dumps.enumerated() {
             report(upTo: index)
-            let repeated = onePass ? check(input, into: &results[index], keys: &keys, summary: &summary)
+            var repeated = onePass ? check(input, into: &results[index], keys: &keys, summary: &summary)
                                    : validate(input, into: &results[index], seen: seen)
+            if seen.mixed && seen.fingerprinting == .candidates {
+                // An explicit key that is itself a derived key (`sha256:…`, an export's) and a
+                // derived key met in this file: candidates cannot tell whether they are the same
+                // key, exact fingerprints can. The keys so far are read again, exactly (the
+                // validity verdicts stand), and so is the rest of the run.
+                seen.restart(.exact)
+                for (earlier, earlierIndex) in dumps[...position] where results[earlierIndex].format != nil {
+                    seen.repeated = false
+                    sight(earlier, seen: seen)
+                }
+                repeated = seen.repeated
+            }
             if repeated && firstRepeat == nil { firstRepeat = index }
             if firstRepeat == nil { report(upTo: index + 1) }
         }
         if let firstRepeat, !onePass {
             for (input, index) in dumps where results[index].format != nil {
                 judge(input, into: &results[index], keys: &keys, summary: &summary, reports: index >= firstRepeat,
-                      repeatedKeys: seen.repeatedKeys)
+                      repeatedKeys: seen.repeatedKeys, fingerprinting: seen.fingerprinting)
                 if index >= firstRepeat { report(upTo: index + 1, final: true) }
             }
         }
@@ -139,13 +151,21 @@ public struct CheckJob {
             try reader.validateRemaining(valid: &result.valid, onReject: { [observer] reject, _ in
                 result.rejected += 1
                 observer(.rejected(reject))
-            }, onKey: seen.add)
+            }, onKey: seen.add, keys: seen.fingerprinting)
             for note in reader.notes { observer(.note(note)) }
         } catch {
             result.error = error.description
             result.failure = error
         }
         return seen.repeated
+    }
+
+    /// Pass one's keys again, nothing else (its verdicts were reported): up to a read error as
+    /// pass one stopped there.
+    private func sight(_ input: DumpInput, seen: KeySightings) {
+        guard let reader = try? reader(for: input) else { return }
+        var valid = 0
+        try? reader.validateRemaining(valid: &valid, onReject: { _, _ in }, onKey: seen.add, keys: seen.fingerprinting)
     }
 
     /// One pass with places built and judged (standard input); whether any key repeated.
@@ -179,16 +199,20 @@ public struct CheckJob {
     /// `reports`: this file's key verdicts change its result (files before the first repeat only
     /// feed the rule).
     private func judge(_ input: DumpInput, into result: inout CheckFileResult, keys: inout KeyRule,
-                       summary: inout CheckSummary, reports: Bool, repeatedKeys: Set<UInt64>) {
+                       summary: inout CheckSummary, reports: Bool, repeatedKeys: Set<UInt64>,
+                       fingerprinting: KeyFingerprinting) {
         guard let reader = try? reader(for: input) else { return }
         let fileIndex = keys.beginFile(input.name, format: reader.format)
         // Only the places whose key pass one saw more than once are built and judged: a key seen
         // once is kept whatever its record (the rule's verdict `keep`, which changes no count),
         // and building every place made this pass as slow as an import's read (six times the
         // validation alone): one repeated key anywhere in the run cost it for every record.
+        // Pass one's fingerprints were candidates (`KeyCandidate`): a candidate that repeated is
+        // a key that may have, and the rule below decides by the exact key.
         // A read error ends the file here as it did in pass one (already reported there).
         var valid = 0
-        try? reader.validateRemaining(valid: &valid, onReject: { _, _ in }, placesWithKeys: repeatedKeys) { place in
+        try? reader.validateRemaining(valid: &valid, onReject: { _, _ in }, placesWithKeys: repeatedKeys,
+                                      keys: fingerprinting) { place in
             let verdict = keys.judgeAgainstEarlier(place, fileIndex: fileIndex)
             if reports { apply(verdict, to: &result, summary: &summary, valid: true) }
         }
@@ -212,14 +236,37 @@ public struct CheckJob {
 /// The keys pass one has seen (fingerprints only, bounded like the import's table), whether
 /// the file being read repeated one, and the keys seen more than once in the run (what pass two
 /// judges). A class: the reader's key callback may outlive a call.
+///
+/// The fingerprints are `KeyCandidate`s: a key made of name and coordinates is fingerprinted
+/// from them, not made (its SHA-256 and text were 60 % of checking a dump without ids, read
+/// twice when any key repeats). Equal keys have equal candidates, so no repeat is missed; a
+/// candidate repeat that is no key repeat (a 62-bit collision) only has pass two judge a few
+/// more places, by their exact keys. The one case candidates cannot match, an explicit key
+/// that is a derived key's text beside derived keys (`mixed`), is read exactly.
 private final class KeySightings {
-    var keys = KeyFingerprints()
+    private var keys = KeyFingerprints()
+    private(set) var fingerprinting = KeyFingerprinting.candidates
     var repeated = false
     private(set) var repeatedKeys = Set<UInt64>()
+    private var derived = false, derivedLooking = false
+    /// Candidates of derived keys and of explicit `sha256:` keys were both seen.
+    var mixed: Bool { derived && derivedLooking }
+
     func add(_ fingerprint: UInt64) {
+        if fingerprinting == .candidates {
+            if KeyCandidate.isDerived(fingerprint) { derived = true } else if KeyCandidate.isDerivedLooking(fingerprint) { derivedLooking = true }
+        }
         if !keys.insert(fingerprint) {
             repeated = true
             repeatedKeys.insert(fingerprint)
         }
+    }
+
+    /// Forgets every key, to see them again fingerprinted as `fingerprinting` says.
+    func restart(_ fingerprinting: KeyFingerprinting) {
+        self.fingerprinting = fingerprinting
+        keys = KeyFingerprints()
+        repeatedKeys = []
+        repeated = false
     }
 }
