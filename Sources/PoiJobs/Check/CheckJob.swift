@@ -66,7 +66,7 @@ public struct CheckJob {
     public func run(onFile: (CheckFileResult) -> Void = { _ in }) -> CheckSummary {
         var summary = CheckSummary()
         // Yesterday's rejects beside the dumps are skipped among several inputs, as the import
-        // skips them (`ImportJob.run`); named alone, a rejects file is checked.
+        // skips them (`ImportInputs`); named alone, a rejects file is checked.
         let skipped = files.count > 1 ? Set(files.filter(RejectsLocation.isOwnRejectsFile)) : []
         var dumps: [(input: DumpInput, result: Int)] = []
         var results: [CheckFileResult] = []

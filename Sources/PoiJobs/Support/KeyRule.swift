@@ -129,7 +129,7 @@ struct KeyRule {
     }
 
     /// `--on-duplicate last`: where each key's last record is, by a first read of every input
-    /// (why two reads: `ImportJob.run`). `admits` filters places (the import's `--shard`).
+    /// (why two reads: `ImportRun.findLastRecords`). `admits` filters places (the import's `--shard`).
     static func lastRecords(of dumps: [DumpInput], options: ReadOptions,
                             admits: (Place) -> Bool = { _ in true }) throws(JobError) -> SeenKeys {
         var last = SeenKeys()
