@@ -55,13 +55,13 @@ bench-formats:
 # Store benchmark: PoiStore vs pymongo, same server, same run (scripts/bench-store.sh; N=... to resize).
 .PHONY: bench-store
 bench-store: build
-	@POI=$(CURDIR)/$(RELEASE_BIN) scripts/bench-store.sh
+	@POI=$(abspath $(RELEASE_BIN)) scripts/bench-store.sh
 
 # Imaging benchmark: poi thumb vs vipsthumbnail and ImageMagick on Debian wallpapers
 # (corpus in .bench/, never committed); RUNS=, JOBS=, SIZE= to adjust.
 .PHONY: bench-images
 bench-images: build
-	@POI=$(CURDIR)/$(RELEASE_BIN) scripts/bench-images.sh
+	@POI=$(abspath $(RELEASE_BIN)) scripts/bench-images.sh
 
 # WebP thumbnails vs JPEG q85 ones: bytes, encode time and SSIM on Samples/ and the
 # bench-images corpus when present (scripts/bench-webp.sh; output in .bench/webp/).
@@ -93,7 +93,7 @@ bench-jobs: build
 .PHONY: bench-serve
 bench-serve: build
 	@command -v wrk >/dev/null || $(MAKE) --no-print-directory bench-serve-deps
-	@POI=$(CURDIR)/$(RELEASE_BIN) scripts/db.sh with .venv/bin/python scripts/bench-serve.py
+	@POI=$(abspath $(RELEASE_BIN)) scripts/db.sh with .venv/bin/python scripts/bench-serve.py
 
 .PHONY: bench-serve-deps
 bench-serve-deps:
@@ -116,7 +116,7 @@ bench-baseline:
 # below generous floors (scripts/bench-smoke.py). Measures the release binary: a debug build's
 # figures say nothing about speed. POI= to measure another binary.
 bench-smoke: build
-	@POI=$${POI:-$(CURDIR)/$(RELEASE_BIN)} scripts/db.sh with .venv/bin/python scripts/bench-smoke.py
+	@POI=$${POI:-$(abspath $(RELEASE_BIN))} scripts/db.sh with .venv/bin/python scripts/bench-smoke.py
 
 # Reliability suites, each ending with `<suite>: N passed, M failed`.
 # crash-test: kill -9 `poi import` / `poi thumbnails --all` at seeded random moments, rerun, check
@@ -132,25 +132,25 @@ CRASH_ENV = $(if $(ROWS),ROWS=$(ROWS)) $(if $(KILLS),KILLS=$(KILLS)) $(if $(SEED
 POI_BUILD ?= build
 POI_BIN ?= $(RELEASE_BIN)
 crash-test: $(POI_BUILD)
-	@POI=$(CURDIR)/$(POI_BIN) $(CRASH_ENV) .venv/bin/python scripts/crash-test.py
+	@POI=$(abspath $(POI_BIN)) $(CRASH_ENV) .venv/bin/python scripts/crash-test.py
 fault-test: $(POI_BUILD)
-	@POI=$(CURDIR)/$(POI_BIN) $(if $(ROWS),ROWS=$(ROWS)) $(if $(SEED),SEED=$(SEED)) .venv/bin/python scripts/fault-test.py
-	@POI=$(CURDIR)/$(POI_BIN) .venv/bin/python scripts/overlap-test.py
+	@POI=$(abspath $(POI_BIN)) $(if $(ROWS),ROWS=$(ROWS)) $(if $(SEED),SEED=$(SEED)) .venv/bin/python scripts/fault-test.py
+	@POI=$(abspath $(POI_BIN)) .venv/bin/python scripts/overlap-test.py
 # api-fuzz: schemathesis against a live poi serve and its OpenAPI document (EXAMPLES= per operation).
 api-fuzz: $(POI_BUILD)
-	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with scripts/api-fuzz.sh
+	@POI=$(abspath $(POI_BIN)) scripts/db.sh with scripts/api-fuzz.sh
 # client-test: the Swift client swift-openapi-generator makes from a live poi serve's /openapi.json
 # (Examples/SwiftClient, the README's recipe) does what the TourMyTown app does, each step checked
 # in the database (scripts/client-test.sh, .py); ends with `client-test: N passed, M failed`.
 .PHONY: client-test
 client-test: $(POI_BUILD)
-	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with scripts/client-test.sh
+	@POI=$(abspath $(POI_BIN)) scripts/db.sh with scripts/client-test.sh
 # browser-test: GET /map in Debian's chromium driven by Selenium against a live poi serve over
 # the samples (scripts/browser-test.py); installs chromium and chromium-driver when run as root,
 # and says SKIPPED with the reason where no browser can be installed.
 .PHONY: browser-test browser-test-deps
 browser-test: $(POI_BUILD) browser-test-deps
-	@POI=$(CURDIR)/$(POI_BIN) scripts/db.sh with .venv/bin/python scripts/browser-test.py
+	@POI=$(abspath $(POI_BIN)) scripts/db.sh with .venv/bin/python scripts/browser-test.py
 browser-test-deps:
 	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
 	  if [ "$$(id -u)" -eq 0 ]; then echo "browser-test: installing chromium chromium-driver"; \
@@ -161,7 +161,7 @@ browser-test-deps:
 # chromium, timing the page's own requests (scripts/bench-map.py; out/bench-map.json).
 .PHONY: bench-map
 bench-map: $(POI_BUILD) browser-test-deps
-	@POI=$(CURDIR)/$(POI_BIN) $(if $(N),N=$(N)) scripts/db.sh with .venv/bin/python scripts/bench-map.py
+	@POI=$(abspath $(POI_BIN)) $(if $(N),N=$(N)) scripts/db.sh with .venv/bin/python scripts/bench-map.py
 hostile-test: build-debug
 	@scripts/db.sh with $(SWIFT) test --skip-build --filter HostileInputTests
 
