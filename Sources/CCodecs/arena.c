@@ -1,4 +1,4 @@
-/* A decode arena (issue 26): the big working buffers of one decode (libjpeg's JPOOL_IMAGE pool:
+/* A decode arena: the big working buffers of one decode (libjpeg's JPOOL_IMAGE pool:
  * coefficient arrays of progressive files, row buffers) are bump-allocated from blocks that an
  * imaging worker keeps from one image to the next, so the next image writes to pages that are
  * already mapped instead of having the kernel fault in and zero fresh ones.

@@ -5,7 +5,7 @@ import PoiFormats
 import PoiModel
 import PoiStore
 
-/// The columns of `poi export --format csv` and how each cell is written (issue 27).
+/// The columns of `poi export --format csv` and how each cell is written.
 ///
 /// One row per place: `id` (the `_id`), `name`, `lat`, `lon`, `alt` (only when some place has
 /// an altitude), `placename`, `details`, `categories`, `importKey`, `imageId`, `thumbnailId`,

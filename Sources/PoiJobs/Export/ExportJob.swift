@@ -30,7 +30,7 @@ public struct ExportOptions: Sendable {
     public init() {}
 }
 
-/// `poi export --format csv|tsv` (issue 27).
+/// `poi export --format csv|tsv`.
 public struct CSVExportOptions: Sendable, Equatable {
     /// Tab-separated instead of comma-separated.
     public var tabs = false

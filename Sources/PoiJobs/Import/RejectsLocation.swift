@@ -3,7 +3,7 @@ import PoiFiles
 import PoiFormats
 
 /// Where an import puts its rejects by default, and how it recognises its own rejects files
-/// among its inputs (issue 19 §3: a cron line importing `dumps/*.csv` must not import yesterday's
+/// among its inputs (a cron line importing `dumps/*.csv` must not import yesterday's
 /// `places.rejects.csv` as a dump, nor stack `.rejects.rejects.csv` night after night).
 public enum RejectsLocation {
     /// The default rejects file of `input`: `NAME.rejects.csv` / `.rejects.geojson` beside it when

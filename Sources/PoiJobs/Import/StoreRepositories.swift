@@ -18,7 +18,7 @@ public struct LocationsRepository: PlaceRepository {
         self.database = database
         var options = UpsertOptions()
         // A CSV export writes extras in column order: the same members in another order are
-        // the same place (issue 27).
+        // the same place.
         options.unorderedField = "extra"
         options.now = runStarted
         self.options = options

@@ -89,7 +89,7 @@ public struct LocalThumbnailJob: Sendable {
         let groups = Self.nameGroups(files, skipping: Set(repeatOf.keys))
         let inputs = Set(firstOf.keys)
         let budget = ThumbnailBudget(bytes: options.memoryBytes)
-        // One read buffer per worker at a time, kept from file to file (issue 26): a run of
+        // One read buffer per worker at a time, kept from file to file: a run of
         // photos reuses pages already mapped. At most `jobs` of them, each the largest file read.
         let buffers = Mutex<[ReusableBytes]>([])
         let done = ProgressCounter(total: files.count - repeatOf.count, observer: observer)

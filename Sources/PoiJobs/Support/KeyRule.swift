@@ -153,7 +153,7 @@ struct KeyRule {
     /// row from a conflicting one.
     ///
     /// The extras are hashed value by value, each with its type, rather than as their JSON text:
-    /// encoding them was a fifth of this function (issue 26). Only values equal as JSON text and
+    /// encoding them was a fifth of this function. Only values equal as JSON text and
     /// of different types now differ (a `date` cell and a string holding its ISO text), and those
     /// are stored differently, so they are different content.
     static func contentFingerprint(_ p: Place) -> UInt32 {
