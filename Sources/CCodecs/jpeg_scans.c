@@ -1,5 +1,6 @@
 /* Progressive JPEG at 1/8: the scans the image does not depend on are never read (a thumbnail
- * needs only the DC and first AC coefficients; big progressive photos stay cheap).
+ * decoded at 1/8 needs only the DC coefficients of most components, so big progressive photos
+ * stay cheap).
  *
  * At 1/8 the IDCT of a component whose scaled size is 1x1 (luma; every component of gray and
  * 4:4:4 files) reads only its DC coefficient, so its AC scans (Ss > 0; a progressive AC scan
