@@ -127,8 +127,8 @@ bench-smoke: build
 # hostile-test: the hostile-input table (Tests/PoiCLITests/HostileInputTests.swift) against a live server.
 .PHONY: crash-test fault-test hostile-test api-fuzz
 CRASH_ENV = $(if $(ROWS),ROWS=$(ROWS)) $(if $(KILLS),KILLS=$(KILLS)) $(if $(SEED),SEED=$(SEED)) $(if $(IMAGES),IMAGES=$(IMAGES))
-# The suites drive the release binary (POI_BIN; built first unless POI_BUILD names another
-# target, or none: CI builds it once, then runs the suites beside the tests' debug build).
+# The suites drive a release binary; CI passes POI_BUILD=build-debug POI_BIN=.build/debug/poi to
+# reuse the debug build `make test` needs anyway (one build instead of two).
 POI_BUILD ?= build
 POI_BIN ?= $(RELEASE_BIN)
 crash-test: $(POI_BUILD)
