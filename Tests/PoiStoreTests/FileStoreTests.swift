@@ -80,6 +80,38 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         #expect(try store.orphans().isEmpty)
     }
 
+    /// `poi gc --delete` asks whether an import found a file lately, then deletes it; an import
+    /// that marks the file in between must keep it. The delete itself asks again, and an import's
+    /// mark covers the original's thumbnails too.
+    @Test(.liveServer, arguments: StoreKind.allCases)
+    func aFileAnImportMarkedSinceTheCutoffIsNotDeleted(kind: StoreKind) throws {
+        let db = try LiveServer.database("reused_\(kind.rawValue)")
+        let folder = Self.tempFolder()
+        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
+        if kind == .gridfs { try LiveServer.require(db.connection.probeGridFS(database: db.name), "GridFS") }
+        let store = try kind.make(db, folder: folder)
+        let original = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original)).file
+        let thumb = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .thumbnail, thumbnailOf: original.id,
+                                                           spec: "256x256 inside png")).file
+        let cutoff = BSONDate(millisecondsSinceEpoch: 1_800_000_000_000)
+        // Never marked: deleted whatever the cutoff.
+        let plain = try store.put(Self.png + [9], info: FileInfo(contentType: "image/png", role: .original)).file
+        #expect(try store.delete(plain.id, unlessReusedSince: cutoff) == true)
+        #expect(try store.file(plain.id) == nil)
+
+        #expect(try store.markReused(original.id, at: BSONDate(millisecondsSinceEpoch: 1_800_000_000_001)) == true)
+        #expect(try store.delete(original.id, unlessReusedSince: cutoff) == false)
+        #expect(try store.delete(thumb.id, unlessReusedSince: cutoff) == false)
+        #expect(try store.get(original.id) == Self.jpeg)
+        #expect(try store.get(thumb.id) == Self.png)
+        // Marked before the cutoff: old news, deleted.
+        #expect(try store.delete(thumb.id, unlessReusedSince: BSONDate(millisecondsSinceEpoch: 1_800_000_000_002)) == true)
+        #expect(try store.get(thumb.id) == nil)
+        // A mark on a file already gone says so: the import stores the content anew.
+        #expect(try store.delete(original.id, unlessReusedSince: BSONDate(millisecondsSinceEpoch: 1_800_000_000_002)) == true)
+        #expect(try store.markReused(original.id) == false)
+    }
+
     @Test(.liveServer, arguments: StoreKind.allCases)
     func orphansAreFoundBothWays(kind: StoreKind) throws {
         let db = try LiveServer.database("orphans_\(kind.rawValue)")

@@ -358,6 +358,15 @@ public struct GarbageCollector {
                 report.kept.append("\(id.hex): a place references it")
             } else if options.minimumAge > 0, try reusedNow(id, minimumAge: options.minimumAge, now: options.now) {
                 report.kept.append("\(id.hex): an import found it by its content lately")
+            } else if options.minimumAge > 0 {
+                // Asked again in the delete itself: an import may mark it between the two.
+                let cutoff = BSONDate(options.now.addingTimeInterval(-options.minimumAge))
+                if try store.delete(id, unlessReusedSince: cutoff) {
+                    report.deleted += 1
+                    deleted += 1
+                } else if try store.file(id) != nil {
+                    report.kept.append("\(id.hex): an import found it by its content lately")
+                }
             } else if try store.delete(id) {
                 report.deleted += 1
                 deleted += 1

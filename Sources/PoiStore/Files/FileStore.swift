@@ -314,10 +314,14 @@ extension FileStore {
         try filesCollection.findOne(["_id": .objectId(id)]).flatMap(StoredFile.init(document:))
     }
 
-    /// Records that an import is linking places to stored file `id` now (`reusedAt`). False
-    /// when its document is gone (a `poi gc --delete` just removed it): store the content anew.
+    /// Records that an import is linking places to stored file `id` now (`reusedAt`), on its
+    /// thumbnails too, so that `delete(_:unlessReusedSince:)` sees it on each file it deletes.
+    /// False when the original's document is gone (a `poi gc --delete` just removed it): store
+    /// the content anew. The thumbnails first: marked after the original, one could be deleted
+    /// in between while the import links it.
     public func markReused(_ id: ObjectId, at time: BSONDate = .now()) throws(StoreError) -> Bool {
-        try filesCollection.updateOne(filter: ["_id": .objectId(id)], set: ["reusedAt": .date(time)])
+        try filesCollection.updateMany(filter: ["thumbnailOf": .objectId(id)], update: ["$set": .document(["reusedAt": .date(time)])])
+        return try filesCollection.updateOne(filter: ["_id": .objectId(id)], set: ["reusedAt": .date(time)])
     }
 
     /// Which of `ids` have a `files` document (one query): the images an import of an export
@@ -406,6 +410,22 @@ extension FileStore {
     public func delete(_ id: ObjectId) throws(StoreError) -> Bool {
         guard let f = try file(id) else { return false }
         try filesCollection.deleteOne(["_id": .objectId(id)])
+        _ = try removeBytes(id: id, ext: f.ext)
+        return true
+    }
+
+    /// Deletes file `id` unless an import marked it reused at `cutoff` or later (`markReused`),
+    /// judged in the delete itself: `poi gc --delete` asks about `reusedAt` first, but an import
+    /// could mark the file between that question and the delete, then link places to a file
+    /// that is gone. Returns false when nothing was deleted (no document, or reused lately).
+    @discardableResult
+    public func delete(_ id: ObjectId, unlessReusedSince cutoff: BSONDate) throws(StoreError) -> Bool {
+        guard let f = try file(id) else { return false }
+        let filter: BSONDocument = ["_id": .objectId(id), "$or": .array([
+            .document(["reusedAt": .document(["$exists": .bool(false)])]),
+            .document(["reusedAt": .document(["$lt": .date(cutoff)])]),
+        ])]
+        guard try filesCollection.deleteOne(filter) else { return false }
         _ = try removeBytes(id: id, ext: f.ext)
         return true
     }
