@@ -10,7 +10,7 @@ places as a GeoJSON FeatureCollection, plus 10x versions for the memory check.
 import csv, json, os, random, shutil, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_results import emit
+from bench_results import PeakRSS, emit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, ".bench")
@@ -99,15 +99,16 @@ def run(cmd, prepare=None, repeat=None):
     for _ in range(repeat or REPEAT):
         if prepare:
             prepare()
+        peak = PeakRSS(cmd)
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(peak.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(p.pid, 0)
         walls.append(time.perf_counter() - t0)
         code = os.waitstatus_to_exitcode(status)
         if code not in (0, 1):
             sys.exit(f"failed ({code}): {' '.join(cmd)}")
         cpus.append(usage.ru_utime + usage.ru_stime)
-        rss = max(rss, usage.ru_maxrss / 1024.0)   # Linux: KiB
+        rss = max(rss, peak.megabytes())
     return statistics.median(walls), rss, statistics.median(cpus)
 
 

@@ -11,7 +11,7 @@ Env: BENCH_ROWS (default 100000), DRY_ROWS (default 1000000, the memory check), 
 import csv, json, os, random, resource, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_results import emit
+from bench_results import PeakRSS, emit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POI = os.environ.get("POI", os.path.join(ROOT, ".build/release/poi"))
@@ -49,15 +49,16 @@ def median_of(runs):
 
 def measure(cmd, env=None):
     """Wall seconds, user+sys CPU seconds and peak RSS (MB) of one child process."""
+    peak = PeakRSS(cmd)
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(peak.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - start
     err = proc.stderr.read().decode(errors="replace")
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         sys.exit(f"bench-jobs: {' '.join(cmd)} failed ({code}): {err[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, peak.megabytes()
 
 
 PEER_IMPORT = r'''
