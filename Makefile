@@ -37,8 +37,11 @@ build-debug: setup
 # The server starts only after the build, and is stopped even when the tests fail;
 # the exit status is the tests'. The tests start the `poi` built beside them, or POI_BIN
 # (CI passes the release binary: the same behaviour, several times faster on big inputs).
+# Four `swift test` processes side by side, each with its share of the suites: most tests wait on
+# a process or a server, and one process runs only as many tests at once as there are cores
+# (scripts/test-shards.sh says why). `swift test --skip-build` still runs them all in one.
 test: build-debug
-	@scripts/db.sh with $(SWIFT) test --skip-build
+	@scripts/db.sh with scripts/test-shards.sh $(SWIFT)
 
 demo: build
 	@scripts/db.sh with scripts/demo.sh $(RELEASE_BIN)
@@ -127,8 +130,9 @@ bench-smoke: build
 # hostile-test: the hostile-input table (Tests/PoiCLITests/HostileInputTests.swift) against a live server.
 .PHONY: crash-test fault-test hostile-test api-fuzz
 CRASH_ENV = $(if $(ROWS),ROWS=$(ROWS)) $(if $(KILLS),KILLS=$(KILLS)) $(if $(SEED),SEED=$(SEED)) $(if $(IMAGES),IMAGES=$(IMAGES))
-# The suites drive a release binary; CI passes POI_BUILD=build-debug POI_BIN=.build/debug/poi to
-# reuse the debug build `make test` needs anyway (one build instead of two).
+# The suites drive the release binary (POI_BIN=...: another one). POI_BUILD= (empty) skips asking
+# SwiftPM for it: CI builds it once, then runs the suites beside a debug build that holds
+# SwiftPM's lock on .build, which would make every suite wait for it.
 POI_BUILD ?= build
 POI_BIN ?= $(RELEASE_BIN)
 crash-test: $(POI_BUILD)

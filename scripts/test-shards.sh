@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# make test: the tests in five processes side by side (the CLI tests in three parts, the server
+# tests, the rest), then the budget suites alone, against one database server (run
+# under scripts/db.sh with).
+#
+# Why processes: Swift Testing runs tests on the Swift concurrency pool, whose width is the
+# number of cores, and most of our tests block a thread of it while a `poi` they started works
+# or a server they started comes up. On 2 cores that meant two tests at a time, each mostly
+# waiting: twelve tests that each wait 2 s for a child take 12 s in one process. Each process has
+# a pool of its own, so five of them keep ten tests going. The CLI parts split the suites by the
+# first letter of their names and together take every letter (a suite renamed moves between
+# parts, never out of all of them).
+#
+#   scripts/test-shards.sh [SWIFT]    exit 0 when every shard passed; each shard's whole output
+#                                     is printed after all have ended, one after the other
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${1:-swift}
+mkdir -p out/test
+names=(cli-a-f cli-g-r cli-s-z server rest)
+# Swift Testing matches --filter and --skip against ids such as PoiCLITests.RoundTripTests/f().
+args=("--filter PoiCLITests\\.[A-F]" "--filter PoiCLITests\\.[G-R]" "--filter PoiCLITests\\.[^A-R]"
+      "--filter PoiServerTests\\." "--skip PoiCLITests\\.|PoiServerTests\\.")
+# The budget suites assert CPU seconds or peak memory of what they run: they are left out of the
+# shards and run last, alone on the machine, so that other tests' work cannot push them over.
+BUDGET='\.(ThumbMemoryTests|ConvertMemoryTests|MemoryComesBackTests|ThumbnailBudgetTests|DecodeMemoryTests|SendfileDownloadTests)/'
+# The test bundle is run directly, as `swift test` runs it: `swift test` holds SwiftPM's lock on
+# .build and its build database for its whole run, even with --skip-build, so four of them ran
+# one after another (and with --ignore-lock found the database locked and no tests).
+BUNDLE="$("$SWIFT" build --show-bin-path)/PoiKitPackageTests.xctest"
+[ -x "$BUNDLE" ] || { echo "make test: no test bundle at $BUNDLE (make build-debug builds it)"; exit 1; }
+# NO_COLOR: the output goes to files (out/test/), then to CI's log.
+run_tests() { NO_COLOR=1 "$BUNDLE" --testing-library swift-testing "$@"; }
+pids=()
+for i in "${!names[@]}"; do
+  ( read -r flag pattern <<< "${args[$i]}"
+    if [ "$flag" = --skip ]; then pattern="$pattern|$BUDGET"; extra=(); else extra=(--skip "$BUDGET"); fi
+    run_tests "$flag" "$pattern" "${extra[@]}" ) > "out/test/${names[$i]}.log" 2>&1 &
+  pids+=($!)
+done
+failed=()
+for i in "${!names[@]}"; do
+  wait "${pids[$i]}" || failed+=("${names[$i]}")
+done
+names+=(budget)
+args+=("--filter $BUDGET")
+run_tests --filter "$BUDGET" > out/test/budget.log 2>&1 || failed+=(budget)
+for i in "${!names[@]}"; do
+  echo "==== make test, shard ${names[$i]} (${args[$i]})"
+  cat "out/test/${names[$i]}.log"
+done
+echo "==== make test: the shards' last lines"
+for i in "${!names[@]}"; do
+  printf '%-7s %s\n' "${names[$i]}" "$(grep -E 'Test run with|error:' "out/test/${names[$i]}.log" | tail -1)"
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "make test: failed shards: ${failed[*]}"
+  exit 1
+fi
