@@ -6,6 +6,7 @@ import Darwin
 
 /// Reads a file (or an in-memory buffer, for tests) in fixed-size chunks, so readers hold at most
 /// one chunk plus the current record whatever the file size.
+/// More than ten stored properties: the file, its chunk buffer and the positions a reader and its progress read; splitting them would put a hop on every chunk.
 public final class ByteSource {
     public static let chunkSize = 256 * 1024
 

@@ -308,6 +308,7 @@ public enum ReadItem: Sendable {
 }
 
 /// Options shared by every reader (and by `poi check`, `convert`, `import`).
+/// More than ten stored properties: one per reading option of the commands, set independently of the others.
 public struct ReadOptions: Sendable, Equatable {
     public var mapping: FieldMapping
     /// CSV delimiter; nil detects it from the header among `,` `;` tab `|`.

@@ -38,6 +38,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
 }
 
 /// What a header says, read without decoding pixels.
+/// More than ten stored properties: one per fact a header gives (size, orientation, colour, profile), each read on its own by the thumbnailer.
 public struct ImageInfo: Sendable, Hashable {
     public var format: ImageFormat
     /// Stored dimensions (before EXIF orientation).

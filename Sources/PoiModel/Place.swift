@@ -95,6 +95,7 @@ public struct PlaceSource: Sendable, Hashable {
 
 /// A validated point of interest, the shape PoiStore writes into `locations` (ARCHITECTURE.md §1).
 /// Optional strings are nil when absent or blank; all mapped strings are trimmed.
+/// More than ten stored properties: one per field of a `locations` document (ARCHITECTURE.md §1) and of PoiKit's own.
 public struct Place: Sendable, Hashable {
     public var name: String
     public var placename: String?

@@ -1,5 +1,6 @@
 /// A record after field mapping, before validation: what a reader extracted, still untrusted.
 /// CSV readers fill `.string` values; GeoJSON readers pass JSON values through.
+/// More than ten stored properties: one per field a place may have before validation, as `Place` has after it.
 public struct PlaceDraft: Sendable {
     public var name: JSONValue?
     public var placename: JSONValue?

@@ -71,6 +71,7 @@ enum FileRegionBody {
     }
 
     /// Hands the slices of one download to NIO, on the connection's event loop only.
+    /// More than ten stored properties: one download's file, its slices, its progress and the connection's event-loop state, which live and end together.
     private final class Sender {
         private let file: OpenFile
         /// Borrows `file`'s descriptor: NIO's sendfile takes a `NIOFileHandle`, and this one

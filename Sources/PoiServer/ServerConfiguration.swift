@@ -2,6 +2,7 @@ import PoiImaging
 
 /// Everything `poi serve` was told on its command line. A value: the server keeps no other state
 /// between requests (any number of processes can share one database and GridFS).
+/// More than ten stored properties: one per option of `poi serve`, set independently of the others.
 public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 3000

@@ -20,6 +20,7 @@ public struct ThumbnailJobOptions: Sendable {
     public init() {}
 }
 
+/// More than ten stored properties: each is one number of the `--json` summary that scripts read by name.
 public struct ThumbnailSummary: Sendable, Codable, Equatable {
     public var originals = 0
     public var thumbnailsMade = 0

@@ -49,6 +49,7 @@ public struct FileInfo: Sendable, Equatable {
 }
 
 /// One `files` document (ARCHITECTURE.md §1): the backend's fields plus PoiKit's.
+/// More than ten stored properties: one per field of a `files` document (ARCHITECTURE.md §1), the backend's and PoiKit's.
 public struct StoredFile: Sendable, Equatable {
     public var id: ObjectId
     public var contentType: String

@@ -107,6 +107,7 @@ struct DoctorCommand: ParsableCommand {
 }
 
 struct DoctorReport: Encodable {
+    /// More than ten stored properties: each is one field of `poi doctor --json`, which scripts read by name.
     struct Server: Encodable {
         var uri: String
         var database: String

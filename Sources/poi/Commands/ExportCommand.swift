@@ -8,6 +8,7 @@ enum ExportFormat: String, ExpressibleByArgument, CaseIterable {
     case geojson, csv, tsv
 }
 
+/// More than ten stored properties: swift-argument-parser declares each option of the command as one.
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",

@@ -3,6 +3,7 @@ import Foundation
 import PoiJobs
 import PoiStore
 
+/// More than ten stored properties: swift-argument-parser declares each option of the command as one.
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",

@@ -3,6 +3,7 @@ import Foundation
 import PoiServer
 import PoiStore
 
+/// More than ten stored properties: swift-argument-parser declares each option of the command as one.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
