@@ -44,7 +44,8 @@ public final class CSVPlaceReader {
     private var ready = ReadItemQueue()
     /// Filled by the batch conversion in flight.
     private var spare = ReadItemQueue()
-    private var inflight: DispatchGroup?
+    /// The conversion in flight: one set of batches at most.
+    private var work = ReadWork()
     /// `nextBatch(preparedBy:)`'s batches, handed out in order, and those in preparation.
     private var readyPrepared = SlotQueue<AnyObject>()
     private var sparePrepared = SlotQueue<AnyObject>()
@@ -112,7 +113,7 @@ public final class CSVPlaceReader {
     /// them (`ReadItemPreparer`), so no item crosses a thread. Throws as `next()` does, after the
     /// batches read before the failure. Not to be mixed with `next()` on one reader.
     public func nextBatch<P: ReadItemPreparer>(preparedBy preparer: P) throws(FormatError) -> P.Batch? {
-        precondition(ready.isEmpty && (inflight == nil || inflightPrepares), "nextBatch(preparedBy:) after next()")
+        precondition(ready.isEmpty && (!work.isRunning || inflightPrepares), "nextBatch(preparedBy:) after next()")
         while true {
             if let batch = readyPrepared.pop() { return unsafeDowncast(batch, to: P.Batch.self) }
             let more = try turn(setBytes: Self.preparedSetBytes, fieldBytes: preparedFieldBytes,
@@ -120,7 +121,7 @@ public final class CSVPlaceReader {
                 sparePrepared.reset(count: upcoming.count)
                 let conv = converter, batches = upcoming, slots = sparePrepared
                 inflightPrepares = true
-                return Self.inBackground(batches.count, cores: parallelism) { i in
+                return { i in
                     let prepared = preparer.makeBatch()
                     conv.convert(batches[i].batch) { item in preparer.add(item, to: prepared) }
                     slots.set(i, prepared)
@@ -167,7 +168,7 @@ public final class CSVPlaceReader {
         while try turn(finished: collect, start: { upcoming in
             verdicts.reset(count: upcoming.count)
             let conv = converter, batches = upcoming
-            return Self.inBackground(batches.count, cores: parallelism) { i in
+            return { i in
                 verdicts.set(i, conv.verdict(batches[i].batch, keys: wantsKeys, placesWithKeys: wanted, fingerprinting: fingerprinting))
             }
         }) {}
@@ -176,20 +177,21 @@ public final class CSVPlaceReader {
     /// One turn of the double buffering that `next()`, `nextBatch(preparedBy:)` and
     /// `validateRemaining` share: tokenizes the next set of batches on this thread while the set
     /// in flight is worked on, waits for that set (`finished` takes its results, before its
-    /// batches are emptied for reuse), then starts the new set (`start` returns what to wait on).
+    /// batches are emptied for reuse), then starts the new set: `start` readies its slots and
+    /// returns the work of its batch `i`, run on the cores (`ReadWork`).
     /// False at the end of the input, once nothing is in flight; a read error is thrown then, so
     /// every record read before it has come out first.
     /// `setBytes`, `fieldBytes`: see `readBatches`.
     private func turn(setBytes: Int = .max, fieldBytes: Int = 0, finished: () -> Void,
-                      start: ([RawCSVBatchBox]) -> DispatchGroup) throws(FormatError) -> Bool {
-        if inflight == nil && exhausted {
+                      start: ([RawCSVBatchBox]) -> @Sendable (Int) -> Void) throws(FormatError) -> Bool {
+        if !work.isRunning && exhausted {
             if let e = readError { readError = nil; throw e }
             return false
         }
         var upcoming: [RawCSVBatchBox] = []
         if !exhausted { readError = readBatches(into: &upcoming, setBytes: setBytes, fieldBytes: fieldBytes) }
         finishInflight(finished)
-        if !upcoming.isEmpty { inflight = start(upcoming); inflightBatches = upcoming }
+        if !upcoming.isEmpty { work.start(upcoming.count, cores: parallelism, start(upcoming)); inflightBatches = upcoming }
         return true
     }
 
@@ -197,51 +199,28 @@ public final class CSVPlaceReader {
     /// batches for reuse. False when nothing was in flight.
     @discardableResult
     private func finishInflight(_ finished: () -> Void) -> Bool {
-        guard let group = inflight else { return false }
-        group.wait()
-        inflight = nil
+        guard work.finish() else { return false }
         finished()
         recycle(&inflightBatches)
         return true
     }
 
-    /// Converts `batches` on worker threads into `spare`, in order, one slot per record; returns
-    /// the group to wait on.
-    private func launch(_ batches: [RawCSVBatchBox]) -> DispatchGroup {
+    /// Readies `spare` for `batches`, one slot per record in order, and returns the conversion of
+    /// batch `i` into its slots.
+    private func launch(_ batches: [RawCSVBatchBox]) -> @Sendable (Int) -> Void {
         var starts: [Int] = []
         var total = 0
         for b in batches { starts.append(total); total += b.batch.records.count }
         spare.reset(count: total)
         let conv = converter, queue = spare, offsets = starts
-        return Self.inBackground(batches.count, cores: parallelism) { i in
+        return { i in
             conv.convert(batches[i].batch, into: queue, at: offsets[i])
         }
     }
 
-    /// Runs `body(0..<n)` off this thread — on all cores unless `cores` is 1 — and returns the
-    /// group to wait on. The double buffering of `next()` and `validateRemaining` both use it.
-    private static func inBackground(_ n: Int, cores: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
-        let group = DispatchGroup()
-        // A private queue, not the global one: it targets libdispatch's overcommit pool, which
-        // starts a thread even when every global worker is busy or blocked by someone else's
-        // code (a server's handlers, a test runner's parallel tests). On the global queue, whose
-        // pool is one thread per core on Linux, this reader could wait for a free thread while
-        // its caller, itself perhaps on that pool, waits for it.
-        // concurrentPerform below still spreads the batches over the global workers, and runs
-        // them on this thread alone when none is free.
-        DispatchQueue(label: "poi.read.convert").async(group: group) {
-            if cores == 1 || n == 1 {
-                for i in 0..<n { body(i) }
-            } else {
-                DispatchQueue.concurrentPerform(iterations: n, execute: body)
-            }
-        }
-        return group
-    }
-
     deinit {
         // A conversion still running writes into a queue it keeps alive; wait so no work outlives us.
-        inflight?.wait()
+        work.finish()
     }
 
     /// Empties finished batches into `spareBatches`, keeping their storage. Called once the

@@ -26,7 +26,8 @@ public final class GeoJSONReader {
     private let mapper: FeatureMapper
     private var ready = ReadItemQueue()
     private var spare = ReadItemQueue()
-    private var inflight: DispatchGroup?
+    /// The features in flight: one batch at most.
+    private var work = ReadWork()
     private let parallelism = max(1, min(8, ProcessorCores.available))
     static let batchFeatures = 2048
     static let batchBytes = 4 << 20
@@ -103,12 +104,12 @@ public final class GeoJSONReader {
             if let item = ready.pop() { return item }
             if case .inFeatures = phase {
                 let (batch, tail) = try frameBatch()
-                if let group = inflight { group.wait(); inflight = nil; swap(&ready, &spare) }
+                if work.finish() { swap(&ready, &spare) }
                 launch(batch, tail: tail)
                 continue
             }
             // Anything else comes after the features in flight: drain them first.
-            if let group = inflight { group.wait(); inflight = nil; swap(&ready, &spare); continue }
+            if work.finish() { swap(&ready, &spare); continue }
             switch phase {
             case .done:
                 return nil
@@ -215,17 +216,13 @@ public final class GeoJSONReader {
         spare.reset(count: n + (tail == nil ? 0 : 1))
         if let tail { spare.set(n, tail) }
         let mapper = self.mapper, queue = spare, cores = parallelism
-        let group = DispatchGroup()
-        // A private (overcommit) queue, as CSVPlaceReader.inBackground explains.
-        DispatchQueue(label: "poi.read.convert").async(group: group) {
-            mapper.convert(batch, into: queue, parallelism: cores)
-        }
-        inflight = group
+        // One piece of work, off this thread; the mapper spreads the batch over the cores itself.
+        work.start(1, cores: 1) { _ in mapper.convert(batch, into: queue, parallelism: cores) }
     }
 
     deinit {
         // A conversion still running writes into a queue it keeps alive; wait so no work outlives us.
-        inflight?.wait()
+        work.finish()
     }
 
     /// The name a 2008-GeoJSON `crs` member gives (`{"type":"name","properties":{"name":…}}`) when
