@@ -18,6 +18,9 @@ import PoiModel
 /// doubled quotes, line end and all), so a rejected record can be given back unchanged. They are
 /// copied once per chunk a record touches, outside the byte loop, so reading without them costs
 /// nothing.
+///
+/// Beside it: `JoinedLines` (CSVJoinedLines.swift), the check for records merged by a bare quote,
+/// and `ByteSearch` (ByteSearch.swift), the eight-bytes-a-step search of its byte loop.
 public final class CSVTokenizer {
     public let source: ByteSource
     public let limits: ReadLimits
@@ -462,99 +465,4 @@ public final class CSVTokenizer {
             }
         }
     }
-}
-
-/// A record whose quoted fields joined physical lines that each hold a whole record's worth of
-/// delimiters: what a file that does not quote looks like when read as CSV. GeoNames writes
-/// names such as `"Bo" Hill` with a bare quote at a field's start; read as RFC 4180, that quote
-/// pairs with the next bare one, lines or thousands of lines later, and every row between them
-/// vanishes into one field while the first row takes the last one's coordinates — a silent
-/// merge. (Only a quote that never closes reaches the end of the file and is seen as
-/// unterminated.) A value with real line breaks rarely puts a record's worth of delimiters on
-/// every line of its record, and a merge always does, so that is the test; such records are
-/// rejected, never merged.
-///
-/// Only for delimiters that prose does not use (tab, `|`): in a comma or semicolon file a
-/// description's line of prose can hold a record's worth of delimiters, and there quotes are
-/// standard; a bare quote in such a file still shows as text after a closing quote or as an
-/// unterminated field.
-public struct JoinedLines: Sendable, Equatable {
-    static let delimiters: [UInt8] = [0x09, 0x7C]
-
-    /// Physical lines the record spans.
-    public var lines: Int
-    /// Of them, the lines that hold at least `recordWidth - 1` delimiters (a record by itself).
-    public var wholeRecordLines: Int
-    /// Delimiters inside the record's quoted values.
-    public var quotedDelimiters: Int
-    /// Index of the first field that holds a line break.
-    public var field: Int
-
-    /// Looks at the fields of one record (`ends`, offsets into `bytes`, starting at `from`). Field
-    /// content holds delimiters and line breaks only where they were quoted; a field boundary is a
-    /// delimiter outside quotes.
-    static func find(in bytes: [UInt8], from: Int, ends: ArraySlice<Int>, delimiter: UInt8, recordWidth: Int) -> JoinedLines? {
-        var lines = 1, whole = 0, quoted = 0, onLine = 0
-        var field = -1
-        var start = from
-        var previous: UInt8 = 0
-        for (k, end) in ends.enumerated() {
-            for i in start..<end {
-                let b = bytes[i]
-                if b == delimiter {
-                    onLine += 1
-                    quoted += 1
-                } else if b == 0x0A || b == 0x0D {
-                    if b == 0x0A && previous == 0x0D { previous = b; continue }
-                    if onLine >= recordWidth - 1 { whole += 1 }
-                    onLine = 0
-                    lines += 1
-                    if field < 0 { field = k }
-                }
-                previous = b
-            }
-            previous = 0
-            if k < ends.count - 1 { onLine += 1 }
-            start = end
-        }
-        if onLine >= recordWidth - 1 { whole += 1 }
-        // Every line, not two: a file whose last column holds prose has a first line that is
-        // whole by its separators alone (and one whose first column does, a last line); every
-        // line of a multi-line value doing so is rare, and every line of a merge does.
-        // Or a record's worth of delimiters inside quotes across lines: a merge whose span holds
-        // a short or blank line (a truncated row) is not whole on every line, yet no value with
-        // real line breaks in a tab or `|` file holds that many tabs or bars.
-        guard lines > 1 && (whole == lines || quoted >= recordWidth - 1) else { return nil }
-        return JoinedLines(lines: lines, wholeRecordLines: whole, quotedDelimiters: quoted, field: max(0, field))
-    }
-}
-
-/// Word-at-a-time search (SWAR) for the next delimiter or line end: fields are mostly plain
-/// text, and testing eight bytes per step is what keeps tokenizing off `poi check`'s critical
-/// path. (A SIMD version would need intrinsics Swift does not expose portably.)
-enum ByteSearch {
-    static let ones: UInt64 = 0x0101_0101_0101_0101
-    static let high: UInt64 = 0x8080_8080_8080_8080
-    static let lfSplat = splat(0x0A), crSplat = splat(0x0D), quoteSplat = splat(0x22)
-
-    @inline(__always) static func splat(_ b: UInt8) -> UInt64 { UInt64(b) &* ones }
-
-    /// The first byte at or after `from` equal to the splatted byte, LF or CR, or the start of
-    /// the last partial word (the caller's byte loop finishes from there). Zero-byte detection
-    /// can flag false matches, but only above a true one, so the lowest flag is exact.
-    @inline(__always)
-    static func skipTo(delimiter d: UInt64, in p: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
-        guard let base = p.baseAddress else { return from }
-        var i = from
-        let n = p.count
-        while i &+ 8 <= n {
-            let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-            let m = zeroBytes(w ^ d) | zeroBytes(w ^ lfSplat) | zeroBytes(w ^ crSplat)
-            if m != 0 { return i &+ (m.littleEndian.trailingZeroBitCount >> 3) }
-            i &+= 8
-        }
-        return i
-    }
-
-    @inline(__always) static func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & high }
 }

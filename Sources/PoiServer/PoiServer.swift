@@ -5,6 +5,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOPosix
+import PoiFormats
 import PoiStore
 import ServiceLifecycle
 
@@ -45,7 +46,7 @@ public struct PoiServer: Sendable {
         let databasePool = NIOThreadPool(numberOfThreads: configuration.databaseThreads)
         let diskPool = NIOThreadPool(numberOfThreads: configuration.diskThreads)
         let healthPool = NIOThreadPool(numberOfThreads: 1)
-        let imagingPool = NIOThreadPool(numberOfThreads: max(1, min(2, ProcessInfo.processInfo.activeProcessorCount)))
+        let imagingPool = NIOThreadPool(numberOfThreads: min(2, ProcessorCores.available))
         let pools = [databasePool, diskPool, healthPool, imagingPool]
         for pool in pools { pool.start() }
         let outcome: Result<Void, ServeError>

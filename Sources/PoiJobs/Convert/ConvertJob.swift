@@ -95,7 +95,7 @@ public struct ConvertJob {
             // (`PreparedRecords`): for CSV by the reader's workers as they convert the records
             // (`RecordPreparer`), for GeoJSON on a `PreparationLine` while this thread reads
             // ahead. This thread judges and writes each batch in input order.
-            var line = PreparationLine(cores: ProcessInfo.processInfo.activeProcessorCount)
+            var line = PreparationLine(cores: ProcessorCores.available)
             // Batches come from, and go back to, one pool.
             let preparer = RecordPreparer(precision: options.precision)
             func commit(_ batch: PreparedRecords, fileIndex: Int) throws(JobError) {

@@ -161,7 +161,7 @@ struct PreparationLine {
     /// Weight in flight at most (`PreparedRecords.weight`): big records are prepared a batch or
     /// two at a time, so memory stays near what reading them one by one takes.
     static let maxWeight = 2 * PreparedRecords.maxWeight
-    // A private queue, as the readers use (`CSVPlaceReader.inBackground`), here a concurrent one.
+    // A private queue, as the readers use (`ReadWork.start` in PoiFormats), here a concurrent one.
     private let queue = DispatchQueue(label: "poi.convert.prepare", attributes: .concurrent)
     private var inFlight: [(batch: PreparedRecords, done: DispatchGroup)] = []
     private var weight = 0

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PoiFormats
 import PoiImaging
 
 /// `--size`, `--fit`, `--format`, `--quality`, `--max-pixels`: the thumbnail recipe and decode
@@ -58,7 +59,7 @@ struct ParallelOptions: ParsableArguments {
         """, valueName: "MB", visibility: .hidden))
     var memory: Int?
 
-    var resolvedJobs: Int { jobs ?? ProcessInfo.processInfo.activeProcessorCount }
+    var resolvedJobs: Int { jobs ?? ProcessorCores.available }
     /// Bytes, or nil for the jobs' default (which depends on the number of workers).
     var memoryBytes: Int? { memory.map { $0 << 20 } }
 
