@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi export --format csv`: the columns, exact cells, the `.csvt` that brings

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Honest cron runs: `--json` always prints one object, rejects files

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// What trying dumps as they arrive (gzip'd, zipped, other encodings, no header) found, each reproduced as the trial found it:

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 @Suite(.serialized, .liveServer) struct ExportAndThumbnailsTests {

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// A first load sends new places as plain inserts, with the unique `importKey` index

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi gc` end to end: orphans of every kind are made deliberately next to an imported sample
@@ -220,7 +221,7 @@ import Testing
     }
 
     @Test func unreachableServerAndBadArguments() throws {
-        let port = FreePort.find()
+        let port = Loopback.freePort()
         let uploads = FileManager.default.temporaryDirectory.appendingPathComponent("gc-none-\(port)").path
         try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: uploads) }

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Every format GDAL reads reaches `poi import` through a pipe, as README shows it:

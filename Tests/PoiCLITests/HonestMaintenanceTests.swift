@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi thumbnails` and `poi gc` tell the truth about damaged, missing and relinked

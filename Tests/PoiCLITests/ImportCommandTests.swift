@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi import` end to end: the built binary against the live server, on a copy of Samples/.

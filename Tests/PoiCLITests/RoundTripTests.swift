@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// An export imports back unchanged, a key appears once per run, provenance is not

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// At the command line: what the readers did not map is said once per file, with

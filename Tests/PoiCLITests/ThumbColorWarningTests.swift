@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Found trying colour management as a new user: "A profile lcms2 refuses, or one larger than a cap, is ignored with

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi thumb --memory`: peak RSS of the process on large progressive JPEGs (whose decode keeps

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// What trying the readers of real third-party dumps (GeoNames, typed columns) as a new user

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Defects found trying `poi` after issues 18 and 19, as a cron author and a data owner would,

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Defects found trying the restructured `poi` as a user and as a careless cron job

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `--types` stores typed columns as BSON numbers, dates and booleans (queryable as

@@ -1,5 +1,6 @@
 import CLCMS2
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 

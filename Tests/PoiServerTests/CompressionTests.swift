@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// JSON, GeoJSON and HTML answers are gzip'd when the client accepts it, never image

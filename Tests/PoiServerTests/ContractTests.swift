@@ -1,6 +1,7 @@
 import Foundation
 @testable import PoiServer
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// The OpenAPI document is the server's contract: every status a live server answers is one its

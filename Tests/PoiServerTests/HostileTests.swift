@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// What the reference server lets through and `poi serve` must not.

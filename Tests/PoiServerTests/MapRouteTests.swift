@@ -1,5 +1,6 @@
 import Foundation
 @testable import PoiServer
+import PoiTestSupport
 import Testing
 
 /// `GET /map` and its `/assets/…`, over HTTP from a live `poi serve`: what the page is allowed to

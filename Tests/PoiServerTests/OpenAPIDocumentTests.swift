@@ -1,5 +1,6 @@
 import Foundation
 @testable import PoiServer
+import PoiTestSupport
 import Testing
 
 /// The OpenAPI document describes exactly the routes `poi serve` has — a route

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// `--cors`, `--json-log`, `--gridfs`.

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// A page cut at `limit` or `--max-results` links to the next one (RFC 8288), which

@@ -2,6 +2,7 @@ import Foundation
 import PoiFormats
 @testable import PoiServer
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// Every way a request reached a Swift trap (a crash of the whole server, every client
@@ -74,7 +75,7 @@ struct RequestTrapTests {
 
     /// Why the live server cannot hold a date at Int64.min, or nil when it can (asked once).
     static let extremeDatesUnstorableReason: String? = {
-        guard let uri = Live.uri else { return "MONGODB_URI is not set" }
+        guard let uri = LiveDatabase.uri else { return "MONGODB_URI is not set" }
         do {
             let db = MongoDatabase(connection: try MongoConnection(uri: uri), name: "poikit_test_probe_dates")
             defer { try? db.collection("d").drop() }

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// Every compatible route: exact status and body, as the reference server answers.

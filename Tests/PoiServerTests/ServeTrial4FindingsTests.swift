@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -109,14 +110,14 @@ struct ServeTrial4FindingsTests {
         try #require(staged.count == 1, "the upload is not being staged: \(s.uploadedNames)")
 
         let (text, status) = try runToEnd(ServeHarness.binary,
-                                          ["gc", "--uri", Live.uri!, "--db", s.databaseName, "--uploads", s.uploads, "--json"])
+                                          ["gc", "--uri", LiveDatabase.uri!, "--db", s.databaseName, "--uploads", s.uploads, "--json"])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
         let stale = report["staleTemporaryFiles"] as? [String] ?? []
         #expect(!stale.contains(staged[0]), "a live server's upload in progress was reported stale: \(stale)")
         #expect(status == 0, "gc exit \(status) on a consistent store with one upload under way: \(text)")
 
         let (_, deleteStatus) = try runToEnd(ServeHarness.binary,
-                                             ["gc", "--uri", Live.uri!, "--db", s.databaseName, "--uploads", s.uploads,
+                                             ["gc", "--uri", LiveDatabase.uri!, "--db", s.databaseName, "--uploads", s.uploads,
                                               "--delete", "--min-age", "0", "--quiet"])
         _ = deleteStatus
         #expect(s.uploadedNames.contains(staged[0]), "gc --delete --min-age 0 removed a live upload's staged file")

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -167,7 +168,7 @@ struct ServeTrialFindingsTests {
     /// answer and the server is gone. With the default Swift backtracer the process first hangs
     /// for seconds, and the swift-backtrace it starts never ends (it has nowhere to write).
     @Test func accessLogToAClosedPipeDoesNotKillTheServer() throws {
-        let uri = try #require(Live.uri)
+        let uri = try #require(LiveDatabase.uri)
         let stderrPipe = Pipe()
         let readEnd = stderrPipe.fileHandleForReading.fileDescriptor
         let p = Process()
@@ -230,7 +231,7 @@ struct ServeTrialFindingsTests {
     /// A port already taken: exit 3 with "serve: bind(descriptor:ptr:bytes:): Address already in
     /// use) (errno: 98)", which names neither the address nor the option to change.
     @Test func portInUseNamesTheAddress() throws {
-        let uri = try #require(Live.uri)
+        let uri = try #require(LiveDatabase.uri)
         let (fd, port) = Loopback.bound()
         defer { close(fd) }
         try #require(listen(fd, 1) == 0)
@@ -395,7 +396,7 @@ struct ServeTrialFindingsTests {
     /// place a second time.
     @Test func appEditThenReimportKeepsOnePlace() throws {
         let s = try ServeHarness("t14roundtrip")
-        let uri = try #require(Live.uri)
+        let uri = try #require(LiveDatabase.uri)
         let csv = s.scratch + "/places.csv"
         try "id,name,latitude,longitude\nk1,Big Ben,51.5007292,-0.1246254\n".write(toFile: csv, atomically: true, encoding: .utf8)
         func runImport() throws -> Int32 {

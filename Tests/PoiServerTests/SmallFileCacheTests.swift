@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PoiStore
+import PoiTestSupport
 import Testing
 @testable import PoiServer
 

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// JSON, GeoJSON and HTML answers carry a weak ETag (Express's own), and a GET or HEAD

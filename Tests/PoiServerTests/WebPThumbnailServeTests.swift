@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// WebP thumbnails end to end: `poi import --thumbnail-format webp` stores them as the
@@ -9,7 +10,7 @@ import Testing
 @Suite(.liveServer) struct WebPThumbnailServeTests {
     @Test func importedWebPThumbnailsAreStoredAndServedAsWebP() throws {
         let s = try ServeHarness("webp")
-        let uri = try #require(Live.uri)
+        let uri = try #require(LiveDatabase.uri)
         let images = s.scratch + "/images"
         try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
         for name in ["coffee.jpg", "chelsea-cutout.png"] {

@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 

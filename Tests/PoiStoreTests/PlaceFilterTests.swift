@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
@@ -41,7 +42,7 @@ import Testing
         // `.unreachable`, so `.refusedQuery` proves nothing was sent.
         var options = ConnectionOptions()
         options.serverSelectionTimeoutMS = 300
-        let nowhere = try MongoConnection(uri: "mongodb://127.0.0.1:\(FreePort.find())", options: options)
+        let nowhere = try MongoConnection(uri: "mongodb://127.0.0.1:\(Loopback.freePort())", options: options)
         let collection = MongoDatabase(connection: nowhere, name: "x").locations
         do {
             let filter = try PlaceFilter(userQuery: try PlaceFilter.userQuery(json: json)).document()
