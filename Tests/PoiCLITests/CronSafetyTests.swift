@@ -515,4 +515,15 @@ import Testing
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == before, "round \(round)")
         }
     }
+
+    /// A `--query` the server refuses as a bad value is a usage error ("$badop" exits
+    /// 2), but an invalid regular expression (`{"name":{"$regex":"("}}`) exits 3, "database or
+    /// I/O failure", with `MongoDB error 51091`: a cron wrapper pages for a database outage.
+    @Test(.liveServer) func anInvalidRegexInQueryIsAUsageError() throws {
+        let ws = try Workspace("t2regex")
+        defer { ws.cleanUp() }
+        try ExportAndThumbnailsTests.importSamples(ws)
+        let r = try ws.poi(["export", "-o", "q.geojson", "--query", #"{"name":{"$regex":"("}}"#])
+        #expect(r.status == 2, "\(r.all)")
+    }
 }

@@ -67,4 +67,14 @@ import Testing
         #expect(badURI.stderr.contains("invalid MongoDB URI mongodb://frank:****@/"))
         #expect(!badURI.all.contains("sekrit"))
     }
+
+    /// An `@` in the URI's options (`?appname=team@night`, legal unescaped there) is taken for the
+    /// end of the user-info: `poi doctor` shows the server as `mongodb://127.0.0.1:****@night`
+    /// (host masked as a user, the port as a password), so the one line meant to say which server
+    /// was checked names none. Only the user-info, before the first `/` after the hosts, is masked.
+    @Test func anAtSignInTheOptionsIsNotTakenForCredentials() throws {
+        let r = try PoiProcess.run(["doctor", "--json", "--server-timeout", "0.5", "--uri", "mongodb://127.0.0.1:1/db?appname=team@night"])
+        #expect(r.stdout.contains(#""uri":"mongodb://127.0.0.1:1/db"#), "\(r.stdout)")
+        #expect(!r.stdout.contains("****"), "\(r.stdout)")
+    }
 }
