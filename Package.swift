@@ -109,9 +109,9 @@ let package = Package(
         // A plain target under Tests/: no product ships it.
         .target(name: "PoiTestSupport", path: "Tests/PoiTestSupport"),
 
-        .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
-        .testTarget(name: "PoiFilesTests", dependencies: ["PoiFiles"]),
-        .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"], exclude: ["FuzzRegressions"]),
+        .testTarget(name: "PoiModelTests", dependencies: ["PoiModel", "PoiTestSupport"]),
+        .testTarget(name: "PoiFilesTests", dependencies: ["PoiFiles", "PoiTestSupport"]),
+        .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel", "PoiTestSupport"], exclude: ["FuzzRegressions"]),
         // CLCMS2: ColorManagementTests builds a Display P3 profile from its primaries. CWebP:
         // WebPThumbnailTests decodes what the encoder wrote with libwebp's own decoder.
         .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs", "CLCMS2", "CWebP", "PoiTestSupport"],

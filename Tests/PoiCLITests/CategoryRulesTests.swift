@@ -3,7 +3,7 @@ import PoiTestSupport
 import Testing
 
 /// The category and coordinate rules are in `--help`, and `--category-separator` changes the split.
-@Suite
+@Suite(.tags(.process))
 struct CategoryRulesTests: OwnFolderFiles {
     @Test func helpStatesTheCategoryAndCoordinateRules() throws {
         for command in ["import", "check"] {

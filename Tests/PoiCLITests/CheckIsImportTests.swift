@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi check` and `poi convert` apply the import's key rule — a key once per run,
 /// across files and zip members, exact repeats written once — and skip rejects files among
 /// several inputs as the import does; the counts of all three agree on every fixture.
-@Suite struct CheckIsImportTests {
+@Suite(.tags(.process)) struct CheckIsImportTests {
     static func scratch(_ name: String) throws -> String { try OutputSafetyTests.scratch("checkimport-" + name) }
     static func object(_ text: String) -> [String: Any]? {
         try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]

@@ -4,7 +4,7 @@ import Testing
 
 /// `--columns` names for a file without a header line: too few stop at the first line, a longer
 /// later line is a reject naming the names given, and GeoJSON says they are not used.
-@Suite
+@Suite(.tags(.process))
 struct ColumnNamesTests: DumpFixtures {
     /// More fields than names on the first line: one message, exit 2, nothing read (instead of
     /// one reject per line of a 12-million-line file).

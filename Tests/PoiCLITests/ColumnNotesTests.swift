@@ -3,7 +3,7 @@ import PoiTestSupport
 import Testing
 
 /// What the readers did not map is said once per file, with the flag that maps it.
-@Suite
+@Suite(.tags(.process))
 struct ColumnNotesTests: OwnFolderFiles {
     @Test func checkSaysWhichColumnsLookLikeFieldsOncePerFile() throws {
         let csv = try Self.write("name,lat,lon,image_url,photo_file,source_id\nA,1,2,http://x/a.jpg,a.jpg,7\nB,1,2,,b.jpg,8\n", "hint.csv")

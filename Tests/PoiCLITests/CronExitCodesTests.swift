@@ -4,7 +4,7 @@ import Testing
 
 /// Exit codes a cron wrapper acts on: an export whose images cannot all be copied exits 1, and an
 /// import with an input it cannot open exits 2 before writing anything.
-@Suite
+@Suite(.tags(.live, .process))
 struct CronExitCodesTests {
     /// `poi export --with-images DIR` with a stored original whose bytes are gone prints
     /// `image: place …: … missing` and counts `imagesFailed: 1`, but exits 0: a cron job copying

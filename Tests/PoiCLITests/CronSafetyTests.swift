@@ -5,7 +5,7 @@ import Testing
 /// Honest cron runs: `--json` always prints one object, rejects files
 /// stay out of the dumps they sit beside, a typo is not an empty success, a password never shows,
 /// an endless input fails fast. Each case failed against the build before its fix.
-@Suite struct CronSafetyTests {
+@Suite(.tags(.live, .process)) struct CronSafetyTests {
     /// The README's Atlas-style URI where DNS has no answer is a
     /// server not reached (3), not a bad URI; an unencoded `@` or `/` in the password is told
     /// how to encode it, masked.

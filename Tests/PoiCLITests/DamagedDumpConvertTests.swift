@@ -4,7 +4,7 @@ import Testing
 
 /// `poi convert` of a dump damaged midway (a truncated gzip, a zip member with a bad CRC): every
 /// place before the damage on standard output, nothing written over a file, exit 2.
-@Suite
+@Suite(.tags(.process))
 struct DamagedDumpConvertTests: DumpFixtures {
     static let makeTruncatedGzip = """
         import gzip, sys

@@ -2,7 +2,7 @@ import Foundation
 import PoiTestSupport
 import Testing
 
-@Suite struct DoctorCommandTests {
+@Suite(.tags(.live, .process)) struct DoctorCommandTests {
     @Test func unreachableServerExits3NamingHostAndPortWithoutThePassword() throws {
         let port = Loopback.freePort()
         let r = try PoiProcess.run(["doctor", "--uri", "mongodb://erin:Tr0ub4dor@127.0.0.1:\(port)/", "--server-timeout", "1"])

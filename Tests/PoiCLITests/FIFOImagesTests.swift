@@ -4,7 +4,7 @@ import Testing
 
 /// A FIFO where an image is expected is refused as "not a regular file", never opened and waited
 /// on, by `poi thumb` and by an import.
-@Suite
+@Suite(.tags(.process))
 struct FIFOImagesTests: ScratchFolderRuns {
     /// `poi thumb photos/* -o thumbs` with a FIFO among the files, or an import whose dump names a
     /// FIFO in its images folder, hangs for ever: `WholeFile.read` opens before it checks that

@@ -4,7 +4,7 @@ import Testing
 
 /// An image that fails to import leaves its reference and reason on the place, and never unlinks
 /// an image stored for that place earlier; the run exits 1.
-@Suite
+@Suite(.tags(.live, .process))
 struct FailedImageLinksTests {
     /// A failed image leaves its reference and reason on the place, and the run exits 1.
     @Test(.liveServer) func failedImageIsKeptOnThePlaceAndExits1() throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// `poi gc` end to end: orphans of every kind are made deliberately next to an imported sample
 /// database, then the exact report, the exact deletions and what must survive are checked.
-@Suite(.serialized) struct GCCommandTests {
+@Suite(.tags(.live, .process), .serialized) struct GCCommandTests {
     func gc(_ ws: Workspace, _ args: [String]) throws -> PoiProcess.Result {
         try PoiProcess.run(["gc", "--db", ws.database, "--uploads", ws.path("uploads")] + args,
                            environment: ["MONGODB_URI": ws.uri], currentDirectory: ws.root)

@@ -4,7 +4,7 @@ import Testing
 
 /// `poi gc` finds damaged bytes (short files, GridFS chunks missing or short, with --verify a
 /// sha256 that does not match), names the places using them, never deletes them, exits 1.
-@Suite(.serialized, .liveServer)
+@Suite(.tags(.live, .process), .serialized, .liveServer)
 struct GCDamagedBytesTests: MaintenanceRuns {
     /// Sizes are compared always, sha256 with --verify, GridFS chunks always; damaged bytes
     /// are their own class, named with the places using them, never deleted, exit 1.

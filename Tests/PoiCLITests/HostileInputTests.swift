@@ -6,7 +6,7 @@ import Testing
 /// status, substrings its output must (and must not) contain, and a peak-memory bound. Fixtures
 /// are generated at test time in a temp folder (nothing large is committed). `make hostile-test`
 /// runs only this suite; `make test` runs it with the rest.
-@Suite(.serialized) struct HostileInputTests {
+@Suite(.tags(.live, .process), .serialized) struct HostileInputTests {
     struct Case: CustomStringConvertible {
         var name: String
         var args: [String]

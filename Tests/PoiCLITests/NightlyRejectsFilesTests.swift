@@ -4,7 +4,7 @@ import Testing
 
 /// Rejects files of a nightly import through a glob (`poi import dumps/*.csv`): yesterday's rejects
 /// file among the inputs, a clean night, two inputs whose rejects files share a name.
-@Suite(.serialized)
+@Suite(.tags(.live, .process), .serialized)
 struct NightlyRejectsFilesTests: CronShellRuns {
     /// README's cron line, second night: `poi import dumps/*.csv` matches yesterday's
     /// `places.rejects.csv`. Import recognises it and skips it, but still counts it among its

@@ -4,7 +4,7 @@ import Testing
 
 /// An output path that names an input, a device, a FIFO, a link or /dev/stdout is written in place
 /// or refused: never replaced by rename, never unlinked. No database.
-@Suite
+@Suite(.tags(.process))
 struct OutputInPlaceTests: ScratchFolderRuns {
     /// `poi import good.csv --rejects good.csv`: a run without rejects "removes the stale rejects
     /// file" at that path with a bare unlink(2), so the input itself is deleted. With rejects, the

@@ -4,7 +4,7 @@ import Testing
 
 /// GeoNames-style rows with bare quotes: `--quote none` reads the quotes as text, and without it
 /// the reject says how to. No database.
-@Suite
+@Suite(.tags(.process))
 struct BareQuotesTests: DumpFixtures {
     /// The README's GeoNames command line (with `check`): `--quote none` reads both rows, with
     /// the quotes kept as text.
@@ -49,7 +49,7 @@ struct BareQuotesTests: DumpFixtures {
 /// The rejects file of a file read with `--quote none` (or whose quotes merged its cells) holds each
 /// row's raw cells and the three reason columns, with the file's own line ends, and reads back with
 /// `--quote none`.
-@Suite(.serialized, .liveServer)
+@Suite(.tags(.live, .process), .serialized, .liveServer)
 struct QuoteNoneRejectsTests: DumpFixtures {
     static let columns = "geonameid,name,asciiname,alternatenames,latitude,longitude,feature_class,feature_code,country_code"
 

@@ -5,7 +5,7 @@ import Testing
 /// An export imports back unchanged, a key appears once per run, provenance is not
 /// content. Every test here runs `poi` end to end against the live server, and reads what it
 /// wrote with pymongo.
-@Suite(.serialized, .liveServer) struct RoundTripTests {
+@Suite(.tags(.live, .process), .serialized, .liveServer) struct RoundTripTests {
     /// Every stored place, keyed by importKey, as sorted JSON: `_id`, `created_at`,
     /// `updated_at` and `contentHash` (a digest over the content, the image's `_id` included)
     /// left out, and each image link replaced by the SHA-256 of the bytes it points

@@ -4,7 +4,7 @@ import Testing
 
 /// A run killed with -9 leaves one temporary file beside its output; the next run of the same
 /// output removes it, for every command that writes one.
-@Suite(.serialized)
+@Suite(.tags(.live, .process), .serialized)
 struct StaleTemporariesTests: ScratchFolderRuns {
     /// README: "a run killed with -9 leaves one [temporary file] that the next run of the same
     /// output removes". Only `convert` calls `removeStaleTemporaries`: a killed import leaves

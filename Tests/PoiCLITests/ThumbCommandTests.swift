@@ -1,8 +1,9 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi thumb` end to end on Samples/images (no database): outputs, per-file errors, exit codes.
-@Suite struct ThumbCommandTests {
+@Suite(.tags(.process)) struct ThumbCommandTests {
     static let images = PoiProcess.repoRoot.appendingPathComponent("Samples/images")
     static func image(_ name: String) -> String { images.appendingPathComponent(name).path }
 
@@ -168,7 +169,7 @@ import Testing
 /// Found trying `poi` as a user: `poi thumb a/empty.jpg a/empty.png -o out` reported the second as a name
 /// collision, not as the empty file it is. Content is checked first; a collision is reported only
 /// for a file that would have made a thumbnail.
-@Suite struct ThumbNameCollisionTests: ScratchFolderRuns {
+@Suite(.tags(.process)) struct ThumbNameCollisionTests: ScratchFolderRuns {
     @Test func anEmptyFileIsReportedAsEmptyNotAsACollision() throws {
         let dir = try ThumbCommandTests.tempDir("collide")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("a"), withIntermediateDirectories: true)

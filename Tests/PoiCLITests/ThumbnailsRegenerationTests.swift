@@ -4,7 +4,7 @@ import Testing
 
 /// `poi thumbnails` on damaged, missing and relinked files: what is made, what is up to date, what
 /// is relinked, with exact numbers and exit codes.
-@Suite(.serialized, .liveServer)
+@Suite(.tags(.live, .process), .serialized, .liveServer)
 struct ThumbnailsRegenerationTests: MaintenanceRuns {
     /// One GridFS original missing a chunk is skipped and named; the rest are made and
     /// linked; exit 1 with a `--json` summary (was: exit 3, "MongoDB driver error: Missing chunk 0.").

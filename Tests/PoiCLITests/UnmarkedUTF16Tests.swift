@@ -4,7 +4,7 @@ import Testing
 
 /// UTF-16 text without a byte-order mark is not read as UTF-8: the message names the encoding to
 /// give, and with it the file reads.
-@Suite
+@Suite(.tags(.process))
 struct UnmarkedUTF16Tests: DumpFixtures {
     @Test(arguments: [false, true]) func unmarkedUTF16SaysWhichEncodingToName(_ bigEndian: Bool) throws {
         let dir = try Self.scratch("utf16")

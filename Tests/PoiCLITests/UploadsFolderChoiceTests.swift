@@ -4,7 +4,7 @@ import Testing
 
 /// An `--uploads` folder (or `--gridfs`) that is not where the stored files are: a folder that does
 /// not exist is refused, never made; images missing from the store given are said, with a hint.
-@Suite(.serialized, .liveServer)
+@Suite(.tags(.live, .process), .serialized, .liveServer)
 struct UploadsFolderChoiceTests {
     /// Images found by content whose bytes are not in the store given now are "missing",
     /// with a hint naming --uploads and --gridfs.

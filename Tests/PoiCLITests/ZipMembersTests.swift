@@ -4,7 +4,7 @@ import Testing
 
 /// Zip archives with nothing to read, or members that cannot be read here (encrypted, bzip2): said
 /// as such, exit 2, never called damaged; a skipped member is said once. No database.
-@Suite
+@Suite(.tags(.process))
 struct ZipMembersTests: DumpFixtures {
     @Test(arguments: ["empty", "readme-only"]) func zipWithoutDumpsIsUnreadable(_ kind: String) throws {
         let dir = try Self.scratch(kind)

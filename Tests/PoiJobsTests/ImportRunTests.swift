@@ -8,7 +8,7 @@ import Testing
 /// An `ImportJob` is only its configuration; each `run` keeps its own state (`ImportRun`). Once
 /// the summary, the keys seen and the image caches lived on the job, so a second run of the same
 /// job added to the first run's numbers and took every key as a repeat of the first run's.
-@Suite struct ImportRunTests {
+@Suite(.tags(.live)) struct ImportRunTests {
     /// The twelve places of `ImportJobTests.fixture()` (six photos, each shown by two places),
     /// in windows of four, run twice by one job: the first run stores everything, the second
     /// finds every place unchanged and every photo stored — and each summary says only its own run.

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Synchronization
 import Testing
 @testable import PoiJobs
@@ -7,7 +8,7 @@ import Testing
 /// The share of `--progress` follows the records done, not the bytes read: the reader's bytes run far
 /// ahead of the rows handed out, so an estimate from them calls a run nearly done when it is not.
 /// (`HonestProgressTests` checks only that the share stays below 1.)
-@Suite
+@Suite(.tags(.unit))
 struct ProgressShareTests {
     /// `locations` that takes its time, as a real server does (SecantusDB: ~600 records/s).
     final class SlowPlaces: PlaceRepository {

@@ -9,7 +9,7 @@ import Glibc
 
 /// A client's own mistakes (a taken `_id`, an unknown query operator, a bad replacement body) are
 /// answered 4xx, not 500.
-@Suite("poi serve: a client's own mistakes are 4xx, not 500", .serialized, .liveServer)
+@Suite("poi serve: a client's own mistakes are 4xx, not 500", .tags(.live, .process), .serialized, .liveServer)
 struct ClientErrorsTests {
     /// Inserting a document whose `_id` is taken is the client's mistake, answered as a server
     /// failure: 500 with "MongoDB error 11000: E11000 duplicate key error collection: <db>.<coll>…".

@@ -75,7 +75,7 @@ final class ReferenceServer: @unchecked Sendable {
     }
 }
 
-@Suite("poi serve against the reference server", .serialized, .liveServer, .referenceServer)
+@Suite("poi serve against the reference server", .tags(.live, .process), .serialized, .liveServer, .referenceServer)
 struct CompatibilityTests {
     /// ids and timestamps differ between two inserts; everything else must not.
     static func normalized(_ value: Any?) -> Any? {

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// If-Match, If-Unmodified-Since and If-Range answer as RFC 9110 says.
-@Suite("poi serve: If-Match, If-Unmodified-Since and If-Range", .serialized, .liveServer)
+@Suite("poi serve: If-Match, If-Unmodified-Since and If-Range", .tags(.live, .process), .serialized, .liveServer)
 struct ConditionalRequestsTests {
     /// `If-Match` was ignored: a range asked for with another version's ETag got that range of
     /// this version (206), where RFC 9110 §13.1.1 says 412. Strong comparison: a weak tag never

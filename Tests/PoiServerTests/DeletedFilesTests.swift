@@ -9,7 +9,7 @@ import Glibc
 
 /// A deleted file, through this process, another one or another kind of client: another client's
 /// image stays, caches stop serving it, a download under way ends whole, its thumbnail is 404.
-@Suite("poi serve: deleted files and the processes that cached them", .serialized, .liveServer)
+@Suite("poi serve: deleted files and the processes that cached them", .tags(.live, .process), .serialized, .liveServer)
 struct DeletedFilesTests {
     /// Identical bytes are answered with the id of the file already stored (here: another
     /// client's, or the import's). When the second client later deletes "its" upload, the first

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// GridFS downloads are streamed: many clients of a large photo keep the process's memory bounded.
-@Suite("poi serve: GridFS downloads are streamed, not buffered", .serialized, .liveServer)
+@Suite("poi serve: GridFS downloads are streamed, not buffered", .tags(.live, .process, .budget), .serialized, .liveServer)
 struct GridFSDownloadMemoryTests {
     /// With `--gridfs` (the README's scale-out and systemd setup) every download, even a 100-byte
     /// range, reads the whole file into memory, twice: 8 clients of a 60 MB photo took the process

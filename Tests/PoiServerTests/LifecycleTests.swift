@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// Shutdown and secrets.
-@Suite("poi serve lifecycle", .serialized, .liveServer)
+@Suite("poi serve lifecycle", .tags(.live, .process), .serialized, .liveServer)
 struct LifecycleTests {
     /// SIGTERM while an upload is half sent: the upload still completes (201), then the process
     /// exits 0.

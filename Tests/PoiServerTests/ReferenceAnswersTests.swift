@@ -10,7 +10,7 @@ import Testing
 /// server sits beside the clone. Where it does, its live answers are compared with the recording
 /// too (a recording the reference no longer gives fails), and `POI_RECORD_REFERENCE=1` records
 /// them anew. `CompatibilityTests` keeps the live side-by-side run.
-@Suite("the reference server's recorded answers", .serialized, .liveServer)
+@Suite("the reference server's recorded answers", .tags(.live, .process), .serialized, .liveServer)
 struct ReferenceAnswersTests {
     static let fixturePath = ServeHarness.repoRoot.appendingPathComponent("Tests/PoiServerTests/Fixtures/reference-answers.json")
 

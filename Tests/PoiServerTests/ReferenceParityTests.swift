@@ -10,7 +10,7 @@ import Glibc
 /// Where the reference server's behaviour is the contract: CORS keeps error answers, HEAD on every
 /// GET route, 100-continue, the last of duplicate JSON keys, an app's edit then a re-import, and
 /// `format=geojson` whatever `fields` says.
-@Suite("poi serve answers as the reference server does", .serialized, .liveServer)
+@Suite("poi serve answers as the reference server does", .tags(.live, .process), .serialized, .liveServer)
 struct ReferenceParityTests {
     /// `--cors ORIGIN`: Hummingbird's CORS middleware wraps the route's APIError, so every error
     /// (400 invalid id, 401, 404 file not found, 413, 415, 416) reaches a browser as an empty 500.

@@ -7,7 +7,7 @@ import Testing
 
 /// Every way a request reached a Swift trap (a crash of the whole server, every client
 /// cut off) is a client error now; each test ends by asking the same server for its health.
-@Suite("poi serve requests that trapped", .serialized, .liveServer)
+@Suite("poi serve requests that trapped", .tags(.live, .process), .serialized, .liveServer)
 struct RequestTrapTests {
     static let boundary = "90d22162221bcbee4b95263e49a8f42e"
 

@@ -9,7 +9,7 @@ import Glibc
 
 /// What an operator meets: exit 3 when the database or the port is not there, /healthz that agrees
 /// with uploads, an access log that survives its reader, the README's query example.
-@Suite("poi serve: start-up, health and logging for an operator", .serialized, .liveServer)
+@Suite("poi serve: start-up, health and logging for an operator", .tags(.live, .process), .serialized, .liveServer)
 struct ServeOperationsTests {
     /// When whatever reads stderr goes away (`poi serve 2>&1 | tee log` and tee is gone, a log
     /// shipper restarted), the next access-log line traps (SIGILL): the request in flight gets no

@@ -9,7 +9,7 @@ import Glibc
 
 /// Slow and stalled clients: closed after the idle timeout, never spinning the CPU, never holding up
 /// SIGTERM, and a download cut off is logged as such.
-@Suite("poi serve: slow and stalled clients", .serialized, .liveServer)
+@Suite("poi serve: slow and stalled clients", .tags(.live, .process, .budget), .serialized, .liveServer)
 struct SlowClientsTests: UploadFixtures {
     /// A client that sends a request's head (or body) slower than anything useful held its
     /// connection forever. With `--idle-timeout 1`, a head that stops half way, a body that

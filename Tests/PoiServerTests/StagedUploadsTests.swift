@@ -9,7 +9,7 @@ import Glibc
 
 /// Staged uploads: a staging error names its real cause, a killed server's staged files are removed
 /// at the next start, and `poi gc` never calls a live upload's staged file stale.
-@Suite("poi serve: staged uploads, their errors and their clean-up", .serialized, .liveServer)
+@Suite("poi serve: staged uploads, their errors and their clean-up", .tags(.live, .process), .serialized, .liveServer)
 struct StagedUploadsTests: UploadFixtures {
     /// The staging error quotes `strerror(errno)` read after a thread-pool hop, so it names
     /// another thread's errno: "…: Success", "…: Transport endpoint is not connected".

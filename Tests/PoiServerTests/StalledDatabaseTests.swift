@@ -116,7 +116,7 @@ final class StallingProxy: Sendable {
 
 /// Finding 1 of the new-user trial: when the database stopped answering, every request and
 /// `/healthz` hung for libmongoc's 300 s socket timeout.
-@Suite("poi serve: a database that stops answering", .serialized, .liveServer)
+@Suite("poi serve: a database that stops answering", .tags(.live, .process), .serialized, .liveServer)
 struct StalledDatabaseTests {
     static func timed<T>(_ body: () throws -> T) rethrows -> (T, Double) {
         let start = Date()

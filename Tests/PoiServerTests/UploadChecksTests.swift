@@ -9,7 +9,7 @@ import Glibc
 
 /// An upload is stored only once its bytes are checked: undecodable images, images too large to
 /// check, GIF and WebP containers whose headers do not hold.
-@Suite("poi serve: an upload is stored only once its bytes are checked", .serialized, .liveServer)
+@Suite("poi serve: an upload is stored only once its bytes are checked", .tags(.live, .process), .serialized, .liveServer)
 struct UploadChecksTests {
     /// The magic bytes are the only check: a body that starts like a JPEG and is not one is
     /// stored (201) with no thumbnail and no size, although the thumbnail step is said to prove

@@ -7,7 +7,7 @@ import Testing
 /// response, an app that uses one photo for two places, and photos an import stored all get their
 /// 201 with an id of their own; deleting one never takes bytes another id or a place serves.
 /// Each case runs with the uploads folder and with GridFS.
-@Suite("poi serve uploads of stored bytes", .serialized, .liveServer)
+@Suite("poi serve uploads of stored bytes", .tags(.live, .process), .serialized, .liveServer)
 struct UploadOfStoredBytesTests {
     static let stores: [Bool] = [false, true]
 

@@ -7,7 +7,7 @@ import Testing
 /// backend names files (`content-type: image/webp`, `ext: .webp`, bytes at uploads/<id>.webp),
 /// `poi serve` sends them as image/webp, and `poi thumbnails` tells a WebP recipe from the
 /// default one (up to date with the same recipe, remade with another).
-@Suite(.liveServer) struct WebPThumbnailServeTests {
+@Suite(.tags(.live, .process), .liveServer) struct WebPThumbnailServeTests {
     @Test func importedWebPThumbnailsAreStoredAndServedAsWebP() throws {
         let s = try ServeHarness("webp")
         let uri = try #require(LiveDatabase.uri)

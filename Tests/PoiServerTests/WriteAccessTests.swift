@@ -9,7 +9,7 @@ import Glibc
 
 /// Who may write, and what a browser is sent: an empty write token never leaves writes open, a
 /// download is never served as HTML, and JSON bodies need a JSON content type (no CSRF).
-@Suite("poi serve: who may write, and what a browser is sent", .serialized, .liveServer)
+@Suite("poi serve: who may write, and what a browser is sent", .tags(.live, .process), .serialized, .liveServer)
 struct WriteAccessTests {
     /// `--write-token ""` (what `--write-token "$TOKEN"` from `poi serve --help` gives when TOKEN is
     /// unset) printed "writes need a bearer token" and then took every write without one.

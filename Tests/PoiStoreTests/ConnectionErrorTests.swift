@@ -3,7 +3,7 @@ import PoiTestSupport
 import Testing
 @testable import PoiStore
 
-@Suite struct ConnectionErrorTests {
+@Suite(.tags(.unit)) struct ConnectionErrorTests {
     @Test func passwordIsMaskedInTheURIAndScrubbedFromText() {
         let r = Redactor(uri: "mongodb://alice:p%40ss:w0rd@db1.example.com:27017,db2:27018/MyDatabase?authSource=admin",
                          decodedPassword: "p@ss:w0rd")

@@ -2,7 +2,7 @@ import PoiTestSupport
 import Testing
 @testable import PoiStore
 
-@Suite struct PlaceFilterTests {
+@Suite(.tags(.live)) struct PlaceFilterTests {
     @Test func bboxIsTheBackendsBoxQuery() throws {
         let f = PlaceFilter(bbox: try BoundingBox(west: -1, south: 50, east: 1, north: 52))
         #expect(try f.document().description
