@@ -38,14 +38,14 @@ let package = Package(
                        providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2",
                        providers: [.apt(["liblcms2-dev"])]),
-        // libwebp (issue 27): thumbnails written as lossy WebP (`--format webp`); never decoded.
+        // libwebp: thumbnails written as lossy WebP (`--format webp`); never decoded.
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
-        // libdeflate (issue 26): a PNG's image data inflated in one call, 2-3x zlib's speed, when the
+        // libdeflate: a PNG's image data inflated in one call, 2-3x zlib's speed, when the
         // whole buffer fits the image's memory reservation (CCodecs/png_codec.c).
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate",
                        providers: [.apt(["libdeflate-dev"])]),
-        // zlib (issue 17): gzip'd dumps read and written streaming by PoiFormats. On every machine
+        // zlib: gzip'd dumps read and written streaming by PoiFormats. On every machine
         // already, as libpng's dependency.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
