@@ -11,6 +11,7 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 help:
 	@echo "make demo    set up, build, and run the main job on Samples/ against the embedded server"
 	@echo "make test    set up and run every test against a live server"
+	@echo "make test-unit   only the tests that need no database and spawn no process (suites tagged .unit)"
 	@echo "make setup | build | db-start | db-stop | clean"
 	@echo "make bench   every benchmark beside its peers, one table (out/bench.json), beside Benchmarks/baseline.json"
 	@echo "make bench-smoke   the short bench CI runs: downloads vs nginx, thumbnails vs vipsthumbnail, import vs pymongo"
@@ -42,6 +43,13 @@ build-debug: setup
 # (scripts/test-shards.sh says why). `swift test --skip-build` still runs them all in one.
 test: build-debug
 	@scripts/db.sh with scripts/test-shards.sh $(SWIFT)
+
+# Only the suites tagged .unit (no database, no process spawned), without starting the server:
+# under a minute after the build. Swift Testing filters by name only, so scripts/unit-suites.py
+# turns the tags in the sources into a --filter of suite names (and fails on an untagged suite).
+.PHONY: test-unit
+test-unit: build-debug
+	@filter="$$($(LINT_PYTHON) scripts/unit-suites.py)" && env -u MONGODB_URI $(SWIFT) test --skip-build --filter "$$filter"
 
 demo: build
 	@scripts/db.sh with scripts/demo.sh $(RELEASE_BIN)

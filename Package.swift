@@ -38,14 +38,14 @@ let package = Package(
                        providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2",
                        providers: [.apt(["liblcms2-dev"])]),
-        // libwebp (issue 27): thumbnails written as lossy WebP (`--format webp`); never decoded.
+        // libwebp: thumbnails written as lossy WebP (`--format webp`); never decoded.
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
-        // libdeflate (issue 26): a PNG's image data inflated in one call, 2-3x zlib's speed, when the
+        // libdeflate: a PNG's image data inflated in one call, 2-3x zlib's speed, when the
         // whole buffer fits the image's memory reservation (CCodecs/png_codec.c).
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate",
                        providers: [.apt(["libdeflate-dev"])]),
-        // zlib (issue 17): gzip'd dumps read and written streaming by PoiFormats. On every machine
+        // zlib: gzip'd dumps read and written streaming by PoiFormats. On every machine
         // already, as libpng's dependency.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
@@ -104,20 +104,25 @@ let package = Package(
         // Benchmark drivers and fuzz harnesses are packages of their own (Benchmarks/, Fuzz/),
         // depending on this one by path, so this package ships no executables but `poi`.
 
-        .testTarget(name: "PoiModelTests", dependencies: ["PoiModel"]),
-        .testTarget(name: "PoiFilesTests", dependencies: ["PoiFiles"]),
-        .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel"], exclude: ["FuzzRegressions"]),
+        // What several test targets share (the live-server trait, free ports, scratch folders
+        // removed at exit, the test tags): one copy, so the test targets cannot drift apart.
+        // A plain target under Tests/: no product ships it.
+        .target(name: "PoiTestSupport", path: "Tests/PoiTestSupport"),
+
+        .testTarget(name: "PoiModelTests", dependencies: ["PoiModel", "PoiTestSupport"]),
+        .testTarget(name: "PoiFilesTests", dependencies: ["PoiFiles", "PoiTestSupport"]),
+        .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel", "PoiTestSupport"], exclude: ["FuzzRegressions"]),
         // CLCMS2: ColorManagementTests builds a Display P3 profile from its primaries. CWebP:
         // WebPThumbnailTests decodes what the encoder wrote with libwebp's own decoder.
-        .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs", "CLCMS2", "CWebP"],
+        .testTarget(name: "PoiImagingTests", dependencies: ["PoiImaging", "CCodecs", "CLCMS2", "CWebP", "PoiTestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "CMongoC"]),
-        .testTarget(name: "PoiJobsTests", dependencies: ["PoiJobs", "PoiStore", "PoiModel"]),
+        .testTarget(name: "PoiStoreTests", dependencies: ["PoiStore", "CMongoC", "PoiTestSupport"]),
+        .testTarget(name: "PoiJobsTests", dependencies: ["PoiJobs", "PoiStore", "PoiModel", "PoiTestSupport"]),
         // Runs the built `poi` binary end to end (exit codes, messages, --json).
-        .testTarget(name: "PoiCLITests", dependencies: ["poi"]),
+        .testTarget(name: "PoiCLITests", dependencies: ["poi", "PoiTestSupport"]),
         // `poi serve` over real loopback HTTP (curl) against a live database.
         .testTarget(name: "PoiServerTests", dependencies: [
-            "PoiServer", "PoiStore", "poi",
+            "PoiServer", "PoiStore", "poi", "PoiTestSupport",
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),

@@ -77,6 +77,9 @@ RULES = {
     "PoiServer": Rule(allowed=SYSTEM | {"Logging", "ServiceLifecycle", "HTTPTypes", "MultipartKit", "Crypto",
                                         "PoiStore", "PoiImaging", "PoiJobs", "PoiFormats", "PoiModel"} | FILES,
                       prefixes=SERVER_PREFIXES, forbidden={"ArgumentParser"}),
+    # Shared by the test targets (Tests/PoiTestSupport): Swift Testing and the system only, so any
+    # test target may use it without pulling a PoiKit layer it does not test.
+    "PoiTestSupport": Rule(allowed=SYSTEM | {"Testing"}),
     # The CLI parses, prints and picks exit codes: no threads or pipelines of its own, no C
     # but CSystemShims' wrapper for the process's malloc policy, set first thing in main.
     "poi": Rule(allowed=(SYSTEM | POI | THIRD_PARTY_ABOVE | {"ArgumentParser", "CSystemShims"}),

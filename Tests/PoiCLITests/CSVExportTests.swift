@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi export --format csv`: the columns, exact cells, the `.csvt` that brings
 /// typed and sparse extras back, `--fields`, `--excel`, TSV and gzip, and the empty-result rule.
 /// The Samples/ and benchmark-data round trips are in RoundTripTests (run for both formats).
-@Suite(.serialized, .liveServer) struct CSVExportTests {
+@Suite(.tags(.live, .process), .serialized, .liveServer) struct CSVExportTests {
     /// Extras of every kind (`tags`, beside `categories`, is one: exported as "tags (extra)"),
     /// some on one place only, a category holding `;`, coordinates finer
     /// than 7 decimals, and a date (typed at import).

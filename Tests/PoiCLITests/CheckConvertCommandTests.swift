@@ -1,8 +1,9 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi check` and `poi convert` end to end: no database needed.
-@Suite struct CheckConvertCommandTests {
+@Suite(.tags(.process)) struct CheckConvertCommandTests {
     static let samples = PoiProcess.repoRoot.appendingPathComponent("Samples")
     static var placesCSV: String { samples.appendingPathComponent("places.csv").path }
     static var landmarks: String { samples.appendingPathComponent("landmarks.geojson").path }

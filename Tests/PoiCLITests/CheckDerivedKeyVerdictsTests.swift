@@ -1,11 +1,12 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi check` of dumps without an id: the key is derived from the normalised name and the
 /// coordinates rounded to 7 decimals (ImportKey). Pass one may find repeats by something cheaper
 /// than the key itself, but the verdicts must be the key's, to the line and the message: these
 /// outputs are those of the check that made every key (before pass one stopped making them).
-@Suite struct CheckDerivedKeyVerdictsTests {
+@Suite(.tags(.process)) struct CheckDerivedKeyVerdictsTests {
     /// Near collisions: a last digit apart (distinct), the same spot under another name
     /// (distinct), the same name up to case and whitespace (same key), coordinates equal once
     /// rounded (same key), a Kelvin sign that NFC makes an ASCII K (same key as "Kafe").

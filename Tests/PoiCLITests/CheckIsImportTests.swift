@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi check` and `poi convert` apply the import's key rule — a key once per run,
 /// across files and zip members, exact repeats written once — and skip rejects files among
 /// several inputs as the import does; the counts of all three agree on every fixture.
-@Suite struct CheckIsImportTests {
+@Suite(.tags(.process)) struct CheckIsImportTests {
     static func scratch(_ name: String) throws -> String { try OutputSafetyTests.scratch("checkimport-" + name) }
     static func object(_ text: String) -> [String: Any]? {
         try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
@@ -117,5 +118,16 @@ import Testing
         #expect(check.rejected > 0, "the samples hold rejects on purpose")
         #expect(dry == check, "\(sample)")
         #expect(convert == check, "\(sample)")
+    }
+
+    /// A file with an id column where one row's id is blank: the key notice says so, not "no id column".
+    @Test func aBlankIDIsNamedAsSuch() throws {
+        let dir = try CheckIsImportTests.scratch("blankid")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "id,name,lat,lon\n42,A,10,20\n,E,10,20\n".write(toFile: dir + "/d.csv", atomically: true, encoding: .utf8)
+        let run = try PoiProcess.run(["import", "--dry-run", "d.csv"], currentDirectory: URL(fileURLWithPath: dir))
+        #expect(run.stderr.contains("key: d.csv: line 3 and any other row with a blank \"id\" gets its key from name + coordinates "
+                                    + "(a place with the same name and position as another is a duplicate)\n"), "\(run.all)")
+        #expect(!run.stderr.contains("no id column"), "\(run.all)")
     }
 }

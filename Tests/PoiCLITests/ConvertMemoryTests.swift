@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi convert` prepares places in batches on other threads: batches end at a size as well as
 /// a count, so big records are never gathered a thousand at a time. Peak RSS is the child's
 /// `ru_maxrss`, taken by a Python parent that runs nothing else.
-@Suite struct ConvertMemoryTests {
+@Suite(.tags(.process, .budget)) struct ConvertMemoryTests {
     static let megabyte = 1 << 20
 
     /// 20 features of 4 MB each: read one by one they take about 60 MB at peak; gathered into

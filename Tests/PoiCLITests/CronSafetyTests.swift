@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Honest cron runs: `--json` always prints one object, rejects files
 /// stay out of the dumps they sit beside, a typo is not an empty success, a password never shows,
 /// an endless input fails fast. Each case failed against the build before its fix.
-@Suite struct CronSafetyTests {
+@Suite(.tags(.live, .process)) struct CronSafetyTests {
     /// The README's Atlas-style URI where DNS has no answer is a
     /// server not reached (3), not a bad URI; an unencoded `@` or `/` in the password is told
     /// how to encode it, masked.
@@ -513,5 +514,16 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: dir + "/out.geojson"), "round \(round)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == before, "round \(round)")
         }
+    }
+
+    /// A `--query` the server refuses as a bad value is a usage error ("$badop" exits
+    /// 2), but an invalid regular expression (`{"name":{"$regex":"("}}`) exits 3, "database or
+    /// I/O failure", with `MongoDB error 51091`: a cron wrapper pages for a database outage.
+    @Test(.liveServer) func anInvalidRegexInQueryIsAUsageError() throws {
+        let ws = try Workspace("t2regex")
+        defer { ws.cleanUp() }
+        try ExportAndThumbnailsTests.importSamples(ws)
+        let r = try ws.poi(["export", "-o", "q.geojson", "--query", #"{"name":{"$regex":"("}}"#])
+        #expect(r.status == 2, "\(r.all)")
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
-@Suite struct DoctorCommandTests {
+@Suite(.tags(.live, .process)) struct DoctorCommandTests {
     @Test func unreachableServerExits3NamingHostAndPortWithoutThePassword() throws {
-        let port = FreePort.find()
+        let port = Loopback.freePort()
         let r = try PoiProcess.run(["doctor", "--uri", "mongodb://erin:Tr0ub4dor@127.0.0.1:\(port)/", "--server-timeout", "1"])
         #expect(r.status == 3)
         #expect(r.stderr.contains("poi: cannot reach MongoDB at 127.0.0.1:\(port): "))
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test(.liveServer) func reportsTheLiveServerAndItsCapabilities() throws {
-        let uri = try #require(PoiProcess.liveURI)
+        let uri = try #require(LiveDatabase.uri)
         let uploads = FileManager.default.temporaryDirectory.appendingPathComponent("poi-doctor-\(getpid())")
         try FileManager.default.createDirectory(at: uploads, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: uploads) }
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test(.liveServer) func readOnlyUploadsFolderExits3() throws {
-        let uri = try #require(PoiProcess.liveURI)
+        let uri = try #require(LiveDatabase.uri)
         // A regular file where a parent folder should be: fails even for root, unlike chmod.
         let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("poi-doctor-blocker-\(getpid())")
         try Data("x".utf8).write(to: blocker)
@@ -65,5 +66,15 @@ import Testing
         #expect(badURI.status == 2)
         #expect(badURI.stderr.contains("invalid MongoDB URI mongodb://frank:****@/"))
         #expect(!badURI.all.contains("sekrit"))
+    }
+
+    /// An `@` in the URI's options (`?appname=team@night`, legal unescaped there) is taken for the
+    /// end of the user-info: `poi doctor` shows the server as `mongodb://127.0.0.1:****@night`
+    /// (host masked as a user, the port as a password), so the one line meant to say which server
+    /// was checked names none. Only the user-info, before the first `/` after the hosts, is masked.
+    @Test func anAtSignInTheOptionsIsNotTakenForCredentials() throws {
+        let r = try PoiProcess.run(["doctor", "--json", "--server-timeout", "0.5", "--uri", "mongodb://127.0.0.1:1/db?appname=team@night"])
+        #expect(r.stdout.contains(#""uri":"mongodb://127.0.0.1:1/db"#), "\(r.stdout)")
+        #expect(!r.stdout.contains("****"), "\(r.stdout)")
     }
 }

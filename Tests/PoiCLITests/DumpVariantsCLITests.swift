@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi import` of dumps as they arrive, end to end against the live server: each
 /// variant of Samples/places.csv (made at test time by Python's own gzip and codecs) must store
 /// exactly the documents the plain file stores, every field compared.
-@Suite(.serialized, .enabled(if: PoiProcess.liveURI != nil, "MONGODB_URI is not set: these tests run `poi import` against a live server"))
+@Suite(.tags(.live, .process), .serialized, .liveServer)
 struct DumpVariantsCLITests {
     /// Writes the variants into the workspace's Samples/ folder.
     static let makeFixtures = #"""

@@ -1,7 +1,8 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
-@Suite(.serialized, .liveServer) struct ExportAndThumbnailsTests {
+@Suite(.tags(.live, .process), .serialized, .liveServer) struct ExportAndThumbnailsTests {
     /// Imports the samples into the workspace's database (5 rejects, so exit 1).
     static func importSamples(_ ws: Workspace) throws {
         let r = try ws.poi(["import"] + ImportCommandTests.sampleFiles + ["--quiet"])

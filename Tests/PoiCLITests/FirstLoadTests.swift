@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// A first load sends new places as plain inserts, with the unique `importKey` index
 /// as the guard. What must not change: every place once, exact outcome counts, no failures,
 /// and fields the app owns kept — also when two imports race over the same keys.
-@Suite(.liveServer) struct FirstLoadTests {
+@Suite(.tags(.live, .process), .liveServer) struct FirstLoadTests {
     static func csv(rows: Int, renamed: Set<Int> = []) -> String {
         var s = "id,name,lat,lon,category\n"
         for i in 0..<rows {

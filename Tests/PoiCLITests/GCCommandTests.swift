@@ -1,9 +1,10 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi gc` end to end: orphans of every kind are made deliberately next to an imported sample
 /// database, then the exact report, the exact deletions and what must survive are checked.
-@Suite(.serialized) struct GCCommandTests {
+@Suite(.tags(.live, .process), .serialized) struct GCCommandTests {
     func gc(_ ws: Workspace, _ args: [String]) throws -> PoiProcess.Result {
         try PoiProcess.run(["gc", "--db", ws.database, "--uploads", ws.path("uploads")] + args,
                            environment: ["MONGODB_URI": ws.uri], currentDirectory: ws.root)
@@ -220,7 +221,7 @@ import Testing
     }
 
     @Test func unreachableServerAndBadArguments() throws {
-        let port = FreePort.find()
+        let port = Loopback.freePort()
         let uploads = FileManager.default.temporaryDirectory.appendingPathComponent("gc-none-\(port)").path
         try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: uploads) }
@@ -260,5 +261,31 @@ import Testing
         print(db['fs.chunks'].count_documents({'files_id': bson.ObjectId('\(orphan)')}), db.files.count_documents({}))
         """) == "0 20")
         #expect(try report(ws, ["--gridfs"]).status == 0)
+    }
+
+    @Test(.liveServer) func gcDeleteLeavesTheFilesOfASmallerDatabaseSharingTheFolder() throws {
+        let big = try Workspace("trialgcbig")
+        defer { big.cleanUp() }
+        try ExportAndThumbnailsTests.importSamples(big)
+
+        // A second database, one photo, the same uploads folder.
+        let small = try Workspace("trialgcsmall")
+        defer { small.cleanUp() }
+        try FileManager.default.copyItem(atPath: small.path("Samples/images/coffee.jpg"), toPath: small.path("coffee.jpg"))
+        try "id,name,lat,lon,photo\nb1,Corner shop,1,2,coffee.jpg\n".write(toFile: small.path("b.csv"), atomically: true, encoding: .utf8)
+        let shared = try PoiProcess.run(["import", small.path("b.csv"), "--db", small.database, "--uploads", big.path("uploads"), "--quiet"],
+                                        environment: ["MONGODB_URI": small.uri], currentDirectory: small.root)
+        #expect(shared.status == 0, "\(shared.all)")
+        let before = big.files(in: "uploads")
+        #expect(before.count == 22, "\(before)")
+
+        // Nothing else is writing: --min-age 0, as the help allows.
+        let gc = try PoiProcess.run(["gc", "--db", big.database, "--uploads", big.path("uploads"), "--delete", "--min-age", "0", "--json"],
+                                    environment: ["MONGODB_URI": big.uri], currentDirectory: big.root)
+        #expect(big.files(in: "uploads").count == 22, "gc --delete removed the other database's files: \(gc.all) (status \(gc.status))")
+        let check = try PoiProcess.run(["gc", "--db", small.database, "--uploads", big.path("uploads"), "--json"],
+                                       environment: ["MONGODB_URI": small.uri], currentDirectory: small.root)
+        let report = try small.json(check)
+        #expect((report["documentsWithoutBytes"] as? [String] ?? []).isEmpty, "the small database lost its bytes: \(check.stdout)")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Every format GDAL reads reaches `poi import` through a pipe, as README shows it:
@@ -6,7 +7,7 @@ import Testing
 /// projected CRS (read back with `-t_srs EPSG:4326`), a KML and a GPX are made at test time from
 /// the samples with ogr2ogr; each piped import gives the same places (name, position within
 /// 1e-7 degrees) as the direct import of the GeoJSON they were made from.
-@Suite(.serialized, .liveServer) struct GDALPipeTests {
+@Suite(.tags(.live, .process), .serialized, .liveServer) struct GDALPipeTests {
     static let ogr2ogr: String? = ["/usr/bin/ogr2ogr", "/usr/local/bin/ogr2ogr"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// `name → [lon, lat]` of the places in `database`, read with pymongo.

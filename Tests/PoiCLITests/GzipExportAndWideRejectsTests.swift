@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// An empty export to an existing `.gz` behaves exactly as to a plain file
 /// (`--allow-empty`), and a UTF-16 rejects file written without a BOM (its input had none) is
 /// recognised as a rejects file.
-@Suite(.serialized, .enabled(if: PoiProcess.liveURI != nil, "MONGODB_URI is not set: these tests run `poi` against a live server"))
+@Suite(.tags(.live, .process), .serialized, .liveServer)
 struct GzipExportAndWideRejectsTests {
     @Test func anEmptyExportTreatsAGzipFileAsItsContent() throws {
         let ws = try Workspace("gz-empty")

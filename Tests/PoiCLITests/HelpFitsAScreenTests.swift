@@ -1,11 +1,12 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi <command> --help` fits a screen: an abstract, the essentials, three examples, usage and
 /// one-line options, at most 50 lines at 80 columns. The long explanations live in docs/poi.md
 /// (a section per command, linked from README.md) and the rarer options in `--help-hidden`: a
 /// help of 237 lines was read by nobody, and what it said is kept there, not dropped.
-@Suite struct HelpFitsAScreenTests {
+@Suite(.tags(.process)) struct HelpFitsAScreenTests {
     static let maxLines = 50
     static let columns = 80
 

@@ -1,11 +1,12 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Hostile inputs through the CLI, table-driven: each case names its input, the exact exit
 /// status, substrings its output must (and must not) contain, and a peak-memory bound. Fixtures
 /// are generated at test time in a temp folder (nothing large is committed). `make hostile-test`
 /// runs only this suite; `make test` runs it with the rest.
-@Suite(.serialized) struct HostileInputTests {
+@Suite(.tags(.live, .process), .serialized) struct HostileInputTests {
     struct Case: CustomStringConvertible {
         var name: String
         var args: [String]
@@ -203,7 +204,7 @@ import Testing
         var args = c.args + (["import", "export", "thumbnails"].contains(c.args.first ?? "") ? ["--progress"] : [])
         var database: String?
         if c.live {
-            let uri = try #require(PoiProcess.liveURI)
+            let uri = try #require(LiveDatabase.uri)
             database = "poikit_hostile_\(UUID().uuidString.prefix(8).lowercased())"
             args += ["--uri", uri, "--db", database!, "--uploads", fx.dir.appendingPathComponent("uploads").path]
         }
@@ -219,7 +220,7 @@ import Testing
             import pymongo, sys
             db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
             print(sorted(p['importKey'] for p in db.locations.find()))
-            """, PoiProcess.liveURI!, database)
+            """, LiveDatabase.uri!, database)
             #expect(count.contains("big-1") && count.contains("big-3") && !count.contains("big-2"), "stored: \(count)")
         }
     }
@@ -247,7 +248,7 @@ import Testing
     }
 
     static func drop(_ database: String) {
-        guard let uri = PoiProcess.liveURI else { return }
+        guard let uri = LiveDatabase.uri else { return }
         _ = try? pythonOutput("import pymongo,sys; pymongo.MongoClient(sys.argv[1]).drop_database(sys.argv[2])", uri, database)
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi import` end to end: the built binary against the live server, on a copy of Samples/.
-@Suite(.serialized) struct ImportCommandTests {
+@Suite(.tags(.live, .process), .serialized) struct ImportCommandTests {
     static let sampleFiles = ["Samples/places.csv", "Samples/landmarks.geojson"]
 
     @Test(.liveServer) func samplesImportWithExactCountsAndARerunChangesNothing() throws {
@@ -193,7 +194,7 @@ import Testing
     }
 }
 
-@Suite(.liveServer) struct GridFSImportTests {
+@Suite(.tags(.live, .process), .liveServer) struct GridFSImportTests {
     @Test func importAndExportWithGridFS() throws {
         let ws = try Workspace("gridfs")
         defer { ws.cleanUp() }

@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// The rejects file gives back every rejected record exactly as it was written — whether the
 /// reader refused it or it was refused later (here by `--require-images`, its image missing) —
 /// so fixing the file and importing it again loses nothing.
-@Suite(.serialized, .enabled(if: PoiProcess.liveURI != nil, "MONGODB_URI is not set: these tests run `poi import` against a live server"))
+@Suite(.tags(.live, .process), .serialized, .liveServer)
 struct LosslessRejectsTests {
     @Test func csvRowsComeBackByteForByte() throws {
         let ws = try #require(try Workspace("lossless-csv"))

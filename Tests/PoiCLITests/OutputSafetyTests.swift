@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Outputs never destroy what they did not make, and a failure never exits 0 (ARCHITECTURE.md
 /// §4). Each case was reproduced against the earlier build; no database is needed.
 /// Device nodes are made with mknod in a temp folder, never the real /dev.
-@Suite struct OutputSafetyTests {
+@Suite(.tags(.process)) struct OutputSafetyTests {
     static let samples = PoiProcess.repoRoot.appendingPathComponent("Samples")
     static let landmarks = samples.appendingPathComponent("landmarks.geojson").path
     static let places = samples.appendingPathComponent("places.csv").path

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Paths from users are bytes: no command may trap on an odd one. `poi import -`, `poi import p`
@@ -6,7 +7,7 @@ import Testing
 /// traps on one-character paths and on "x/". Each command runs in a fresh folder where
 /// the path, when it can name a file, is a valid CSV (so the import gets past opening it), and
 /// "-" gets the CSV on standard input.
-@Suite struct PathArgumentTests {
+@Suite(.tags(.process)) struct PathArgumentTests {
     static let odd = ["a", "-", "x/", "..", "./", String(repeating: "n", count: 255), "new\nline.csv"]
     static let csv = Data("id,name,lat,lon\nk1,Alpha,1,2\n".utf8)
 

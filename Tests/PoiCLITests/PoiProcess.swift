@@ -72,31 +72,4 @@ struct PoiProcess {
         let python = repoRoot.appendingPathComponent(".venv/bin/python")
         return try execute(python, ["-c", script] + arguments).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
-
-    static var liveURI: String? {
-        let v = ProcessInfo.processInfo.environment["MONGODB_URI"] ?? ""
-        return v.isEmpty ? nil : v
-    }
-}
-
-extension Trait where Self == ConditionTrait {
-    /// The test (or suite) needs the live server: without MONGODB_URI it is reported as skipped,
-    /// with the reason, instead of passing without having run.
-    static var liveServer: Self {
-        .enabled(if: PoiProcess.liveURI != nil, "MONGODB_URI is not set (run `make test`, which starts a server)")
-    }
-}
-
-enum FreePort {
-    static func find() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
 }

@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Found trying colour management as a new user: "A profile lcms2 refuses, or one larger than a cap, is ignored with
 /// a warning in the summary". `poi thumb` made the thumbnail as if untagged (right) but said
 /// nothing: exit 0, empty stderr, no warning in --json.
-@Suite struct ThumbColorWarningTests {
+@Suite(.tags(.live, .process)) struct ThumbColorWarningTests {
     /// A copy of a sample JPEG with an APP2 ICC_PROFILE segment carrying `profile` (one chunk).
     static func jpeg(withProfile profile: [UInt8]) throws -> [UInt8] {
         let jpg = [UInt8](try Data(contentsOf: ThumbCommandTests.images.appendingPathComponent("coffee.jpg")))

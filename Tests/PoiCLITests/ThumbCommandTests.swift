@@ -1,8 +1,9 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi thumb` end to end on Samples/images (no database): outputs, per-file errors, exit codes.
-@Suite struct ThumbCommandTests {
+@Suite(.tags(.process)) struct ThumbCommandTests {
     static let images = PoiProcess.repoRoot.appendingPathComponent("Samples/images")
     static func image(_ name: String) -> String { images.appendingPathComponent(name).path }
 
@@ -168,7 +169,7 @@ import Testing
 /// Found trying `poi` as a user: `poi thumb a/empty.jpg a/empty.png -o out` reported the second as a name
 /// collision, not as the empty file it is. Content is checked first; a collision is reported only
 /// for a file that would have made a thumbnail.
-@Suite struct ThumbNameCollisionTests {
+@Suite(.tags(.process)) struct ThumbNameCollisionTests: ScratchFolderRuns {
     @Test func anEmptyFileIsReportedAsEmptyNotAsACollision() throws {
         let dir = try ThumbCommandTests.tempDir("collide")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("a"), withIntermediateDirectories: true)
@@ -197,5 +198,24 @@ import Testing
         #expect(r.status == 1)
         #expect(r.stderr == "\(empty): empty file (0 bytes)\n\(again): output name 'coffee' is already used by \(good)\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["coffee.jpeg"])
+    }
+
+    /// `poi thumb empty/coffee.jpg photos/coffee.jpg -o out`: the empty file is reported as empty
+    /// (a finding of trying `poi` as a new user), but it still owns the name `coffee`, so the good photo gets no thumbnail and
+    /// is told "output name 'coffee' is already used by empty/coffee.jpg" although nothing was
+    /// written under that name. A name should go to the first input that yields a thumbnail.
+    @Test func aFailedInputDoesNotTakeTheOutputNameOfAGoodOne() throws {
+        let dir = try Self.scratch("thumbname")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/empty", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir + "/photos", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: dir + "/empty/coffee.jpg", contents: Data())
+        try FileManager.default.copyItem(atPath: Self.samples.appendingPathComponent("images/coffee.jpg").path,
+                                         toPath: dir + "/photos/coffee.jpg")
+        let r = try Self.run(["thumb", "empty/coffee.jpg", "photos/coffee.jpg", "-o", "out", "--json"], in: dir)
+        #expect(r.status == 1, "\(r.all)")  // the empty file still fails
+        #expect(r.stderr.contains("empty/coffee.jpg: empty file"), "\(r.stderr)")
+        #expect(!r.stderr.contains("already used by empty/coffee.jpg"), "\(r.stderr)")
+        #expect(Self.exists(dir + "/out/coffee.jpeg"), "the good photo got no thumbnail: \(r.stderr)")
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `poi thumb --memory`: peak RSS of the process on large progressive JPEGs (whose decode keeps
 /// every DCT coefficient: 137 MB each at 8000x6000 4:2:0) against the budget. Peak RSS is the
 /// child's `ru_maxrss`, taken by a Python parent that runs nothing else.
-@Suite(.serialized) struct ThumbMemoryTests {
+@Suite(.tags(.process, .budget), .serialized) struct ThumbMemoryTests {
     static let megabyte = 1 << 20
 
     /// Three 8000x6000 progressive JPEGs made from a sample photo, once per run.

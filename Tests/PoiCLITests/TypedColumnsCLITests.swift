@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// `--types` stores typed columns as BSON numbers, dates and booleans (queryable as
 /// such by the app's driver), the types round-trip through export, and check, convert and
 /// import --dry-run agree on typed rejects.
-@Suite(.serialized, .liveServer) struct TypedColumnsCLITests {
+@Suite(.tags(.live, .process), .serialized, .liveServer) struct TypedColumnsCLITests {
     static let csv = """
     id,name,lat,lon,population,elevation,opened,open,note
     1,Alpha,48.1,2.1,1200,35.5,2024-03-01,yes,a

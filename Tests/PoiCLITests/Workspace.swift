@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 
 /// A scratch folder with a copy of Samples/, a database name of its own and an uploads folder,
 /// so end-to-end tests never write into the repository or share state.
@@ -9,7 +10,7 @@ struct Workspace {
 
     /// Throws without a URI: a test that needs the server carries `.liveServer`, so reaching
     /// this without one is a missing trait, reported as a failure rather than a silent pass.
-    init(_ label: String, uri: String? = PoiProcess.liveURI) throws {
+    init(_ label: String, uri: String? = LiveDatabase.uri) throws {
         guard let uri else { throw WorkspaceError("MONGODB_URI is not set, and the test lacks the .liveServer trait") }
         self.uri = uri
         root = FileManager.default.temporaryDirectory.appendingPathComponent("poi-e2e-\(label)-\(UUID().uuidString.prefix(8))")

@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Zip archives and decompression caps, end to end: fixtures are made at test time
 /// from Samples/places.csv with Python's own `zipfile`/`gzip` (independent of the code under
 /// test), imported with `poi`, and compared with the plain file's import field by field.
-@Suite(.serialized, .enabled(if: PoiProcess.liveURI != nil, "MONGODB_URI is not set: these tests run `poi import` against a live server"))
+@Suite(.tags(.live, .process), .serialized, .liveServer)
 struct ZipDumpsCLITests {
     /// `Samples/dump.zip`: `dump/part-a.csv` (the header and the first 12 rows), `dump/part-b.csv`
     /// (the header and the rest), `dump/README.txt`, and a folder entry; members written

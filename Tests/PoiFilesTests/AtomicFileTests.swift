@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiFiles
 
@@ -31,7 +32,7 @@ struct Scratch: ~Copyable {
     deinit { try? FileManager.default.removeItem(atPath: root) }
 }
 
-@Suite struct AtomicFileTests {
+@Suite(.tags(.unit)) struct AtomicFileTests {
     @Test func replacesAWholeFileAndLeavesNoTemporary() throws {
         let s = try Scratch()
         let p = try s.write("out.geojson", "old")
@@ -188,7 +189,7 @@ final class ReceivedBytes: @unchecked Sendable {
     func get() -> Data? { lock.lock(); defer { lock.unlock() }; return data }
 }
 
-@Suite struct WholeFileAndPathTests {
+@Suite(.tags(.unit)) struct WholeFileAndPathTests {
     @Test func readsExactBytesAndRefusesWhatIsNotAFile() throws {
         let s = try Scratch()
         let p = try s.write("a", "hello")

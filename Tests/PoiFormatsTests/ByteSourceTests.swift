@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 
 /// A file that changes while it is read ends in `changedWhileRead`, never in a shorter input
 /// read as if whole.
-@Suite struct ByteSourceTests {
+@Suite(.tags(.unit)) struct ByteSourceTests {
     static let oldDate = Date(timeIntervalSince1970: 1_600_000_000)
 
     /// A file of `bytes` bytes with an old modification time, so that any write after the open

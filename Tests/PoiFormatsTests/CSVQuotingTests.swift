@@ -1,10 +1,11 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
 
 /// `ReadOptions.quoting = .none`: `"` is text (GeoNames and other tab-separated dumps), whatever
 /// the chunk boundaries; the default still reads RFC 4180 quotes.
-@Suite struct CSVQuotingTests {
+@Suite(.tags(.unit)) struct CSVQuotingTests {
     static let tsv = "name\tlat\tlon\tnote\n\"Quoted\" Hill\t1.0\t2.0\t\"open\nNext\t3.0\t4.0\t\"\"\n"
 
     @Test(arguments: [1, 2, 3, 7, 64, 1 << 16]) func quotesAreTextWithQuotingNone(chunkSize: Int) throws {

@@ -1,8 +1,9 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
 
-@Suite struct CSVReaderTests {
+@Suite(.tags(.unit)) struct CSVReaderTests {
     @Test func quotedNewlinesDelimitersAndDoubledQuotes() throws {
         let csv = "name,lat,lon,description\n"
             + "\"Café, \"\"Le\"\" Flore\",48.85,2.33,\"line one\nline two\r\nline three\"\n"

@@ -1,10 +1,11 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
 
 /// The CSV a `poi export --format csv` writes, the GDAL `.csvt` it reads and writes,
 /// and the `json` column type, byte for byte.
-@Suite struct CSVWriterTests {
+@Suite(.tags(.unit)) struct CSVWriterTests {
     static func written(_ dialect: CSVDialect = .csv, _ rows: [[(String, Bool)]]) throws -> String {
         var w = CSVWriter(sink: MemorySink(), dialect: dialect)
         for row in rows {

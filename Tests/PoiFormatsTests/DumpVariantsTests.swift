@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
@@ -7,7 +8,7 @@ import PoiModel
 /// UTF-16/UTF-32 with a BOM, Windows-1252 named by `encoding`, header-less TSV named by `columns`.
 /// Each variant is made at test time from Samples/places.csv with the system's own `gzip` and
 /// `iconv` (independent of the code under test) and must read exactly the plain file's places.
-@Suite struct DumpVariantsTests {
+@Suite(.tags(.process)) struct DumpVariantsTests {
     static let plain: [UInt8] = Array(try! Data(contentsOf: URL(fileURLWithPath: repoRoot + "/Samples/places.csv")))
 
     /// `tool args` with `input` on stdin; its stdout (and status, for gzip's partial output).

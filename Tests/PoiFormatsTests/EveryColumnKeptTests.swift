@@ -1,10 +1,11 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
 
 /// Reader side: every column and property is kept, and what the reader
 /// cannot use it says (rather than guessing silently).
-@Suite struct EveryColumnKeptTests {
+@Suite(.tags(.unit)) struct EveryColumnKeptTests {
     /// A valid Zürich feature whose `address` (an alias of placename) is an object: the feature
     /// is kept and the object goes to `extra` as written.
     @Test func aliasPropertyHoldingAnObjectIsKeptAsExtra() throws {

@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 
 /// `writesBackAhead` only starts disk writes early (`WritebackAhead`): what is written, to a file
 /// or a pipe (where the hint fails), and how gzip wraps it, stay exactly the same.
-@Suite struct FileDescriptorSinkTests {
+@Suite(.tags(.process)) struct FileDescriptorSinkTests {
     /// 10 MB in uneven blocks: past the 4 MB stride twice, ends not on a block boundary.
     static let blocks: [[UInt8]] = (0..<23).map { k in
         (0..<(300_001 + k * 17_003)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ k) }

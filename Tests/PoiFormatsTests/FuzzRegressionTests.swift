@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @_spi(Fuzzing) @testable import PoiFormats
 import PoiModel
@@ -9,7 +10,7 @@ import Glibc
 /// the harness (Fuzz/FormatsFuzz/FormatsFuzz.swift) reads them: each file as CSV and as GeoJSON,
 /// once through `PlaceReader` and once through the format's reader over 1–16-byte reads; both must
 /// finish, in bounded time and items, and agree item for item.
-@Suite struct FuzzRegressionTests {
+@Suite(.tags(.unit)) struct FuzzRegressionTests {
     static let dir = repoRoot + "/Tests/PoiFormatsTests/FuzzRegressions"
 
     static var files: [String] {

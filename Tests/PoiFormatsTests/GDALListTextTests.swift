@@ -1,9 +1,11 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
 
 /// GDAL's list text, `(N:a,b,c)`: read as its N items when the pieces between commas are N,
 /// ambiguous otherwise, and anything else is not a list.
+@Suite(.tags(.unit))
 struct GDALListTextTests {
     @Test func readsTheItemsOnlyWhenThePiecesMatchTheCount() {
         #expect(GDALListText.read("(3:aerodrome,medium airport,scheduled service)")
@@ -40,6 +42,7 @@ struct GDALListTextTests {
 }
 
 /// The `alt` column of a PoiKit CSV export is the altitude; in any other CSV it is an extra.
+@Suite(.tags(.unit))
 struct ExportAltitudeColumnTests {
     static let header = "id,name,lat,lon,alt,importKey,created_at,updated_at,alt (extra)\n"
 

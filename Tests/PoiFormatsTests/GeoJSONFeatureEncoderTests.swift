@@ -1,12 +1,13 @@
 import Foundation
 import PoiModel
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 
 /// `GeoJSONFeatureEncoder.append(_ place:)` writes what `GeoJSONFeature(place:)` writes without
 /// building it; the string escaper skips eight plain bytes at a time; coordinates without an
 /// exponent are copied as Swift prints them. Each is held here against the slow, plain form.
-@Suite struct GeoJSONFeatureEncoderTests {
+@Suite(.tags(.unit)) struct GeoJSONFeatureEncoderTests {
     /// Keys that collide with fields, PoiKit's own properties, " (extra)" names and each other.
     private static let extraKeys = ["note", "name", "title", "imageId", "foo", "foo (extra)", "lat", "_reason", "x",
                                     "weird\u{2028}key", "id", "n", "caf\u{E9}", "cafe\u{301}"]

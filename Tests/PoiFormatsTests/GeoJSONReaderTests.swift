@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
@@ -7,7 +8,7 @@ private func feature(_ id: String?, _ geometry: String, _ props: String) -> Stri
 }
 private let point = "{\"type\":\"Point\",\"coordinates\":[2.35,48.85]}"
 
-@Suite struct GeoJSONReaderTests {
+@Suite(.tags(.unit)) struct GeoJSONReaderTests {
     @Test func featureCollectionWithMixedGeometriesAndIds() throws {
         let features = [
             feature("\"a-1\"", point, #"{"name":"A","categories":["x","y","x"],"nested":{"k":[1,2.5,null,true]}}"#),

@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
@@ -125,7 +126,7 @@ private func tempFile(_ bytes: [UInt8], ext: String) throws -> String {
     return path
 }
 
-@Suite struct GeoJSONWriterTests {
+@Suite(.tags(.process)) struct GeoJSONWriterTests {
     @Test func exactOutputForOnePlace() throws {
         let p = Place(name: "Tab\there \"q\" \u{2028}", coordinate: Coordinate(longitude: -0.00000004, latitude: 12.5),
                       categories: ["a"], importKey: "k1",
@@ -228,7 +229,7 @@ private func tempFile(_ bytes: [UInt8], ext: String) throws -> String {
     }
 }
 
-@Suite struct ISO8601Tests {
+@Suite(.tags(.unit)) struct ISO8601Tests {
     @Test func formatsBSONDates() {
         #expect(ISO8601.string(millisecondsSince1970: 0) == "1970-01-01T00:00:00.000Z")
         #expect(ISO8601.string(millisecondsSince1970: 1795330984123) == "2026-11-22T07:03:04.123Z")

@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
@@ -5,7 +6,7 @@ import PoiModel
 /// A bare `"` at a field's start in a file that does not quote (GeoNames) pairs with
 /// the next bare one, and the rows between used to vanish into one field while the first row took
 /// the last one's coordinates. Such records are now rejected, naming the lines; no silent merge.
-@Suite struct JoinedLinesTests {
+@Suite(.tags(.unit)) struct JoinedLinesTests {
     static let columns = ["id", "name", "alt", "lat", "lon"]
 
     static func tabOptions(quoting: CSVQuoting = .doubleQuote) -> ReadOptions {

@@ -1,10 +1,11 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
 
 /// `KeyCandidate`: what `poi check`'s first pass fingerprints keys by. Equal keys must have equal
 /// candidates (a repeat missed would be a duplicate never reported); different keys differ.
-@Suite struct KeyCandidateTests {
+@Suite(.tags(.unit)) struct KeyCandidateTests {
     static let names = ["Café Central", "  CAFÉ   central ", "café central", "Café Centrai", "Kafe", "\u{212A}AFE", "kafe\t",
                         "\u{00A0}kafe\u{3000}", "Old  Mill", "old mill", "Straße", "STRASSE", "e\u{301}glise", "\u{E9}glise",
                         "故宫", "المسجد", "🗽 Hall", "A", "a"]

@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
@@ -6,7 +7,7 @@ import PoiModel
 /// `next()` does, in the same order, over many batches and several sets of batches in flight,
 /// and ends with the same read error after the same items. (`readAll` holds small dumps to it
 /// in every reader test; these are big enough for the double buffering.)
-@Suite struct PreparedBatchesTests {
+@Suite(.tags(.process)) struct PreparedBatchesTests {
     /// `rows` records, every 7th with a latitude out of range, every 11th with a duplicate key.
     static func dump(rows: Int) -> [UInt8] {
         var text = "id,name,lat,lon,tags\n"

@@ -1,10 +1,11 @@
+import PoiTestSupport
 import Testing
 @_spi(Fuzzing) @testable import PoiFormats
 import PoiModel
 
 /// `ReadOptions.keepRawRecords`: every item carries its record's bytes exactly as they are in the
 /// input, whatever the read sizes (a pipe's short reads put chunk boundaries anywhere).
-@Suite struct RawRecordTests {
+@Suite(.tags(.unit)) struct RawRecordTests {
     static let keep = ReadOptions(keepRawRecords: true)
     /// Read sizes that put a boundary on every byte of the small inputs below, and the real one.
     static let sizes = Array(1...17) + [64, ByteSource.chunkSize]

@@ -1,9 +1,10 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
 
 /// Readers return structured notes about columns they kept but did not map.
-@Suite struct ReadNotesTests {
+@Suite(.tags(.unit)) struct ReadNotesTests {
     static func notes(_ text: String, name: String = "t.csv", options: ReadOptions = ReadOptions()) throws -> [ReadNote] {
         let reader = try PlaceReader(source: ByteSource(bytes: Array(text.utf8), name: name), options: options)
         while try reader.next() != nil {}

@@ -1,9 +1,10 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
 
 /// What real third-party dumps hold, read as they mean it.
-@Suite struct RealDumpsTests {
+@Suite(.tags(.unit)) struct RealDumpsTests {
     /// A list is a list: its items are not split again, in GeoJSON or in a CSV cell.
     @Test func categoriesGivenAsAListAreNotSplitAgain() throws {
         let geojson = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"#

@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
@@ -5,7 +6,7 @@ import PoiModel
 /// `--types population=int,elevation=double,opened=date` types columns kept under
 /// extra (a CSV cell is otherwise text), with typed rejects; `--ignore-blanks` leaves blank cells
 /// out. GeoJSON string properties are read as their type, so an export's ISO dates come back as dates.
-@Suite struct TypedColumnsTests {
+@Suite(.tags(.unit)) struct TypedColumnsTests {
     static func options(_ types: [(String, ColumnType)], ignoreBlanks: Bool = false) -> ReadOptions {
         var o = ReadOptions()
         for (name, type) in types { o.columnTypes.add(name, type) }

@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @testable import PoiFormats
 import PoiModel
@@ -6,7 +7,7 @@ import PoiModel
 /// fast path may only say "valid" when the full read builds a place; everything else is decided
 /// by the full validator. `readAll` (Support.swift) compares both paths in every reader test;
 /// these tests aim at the cases where the fast path must hand over.
-@Suite struct ValidateOnlyTests {
+@Suite(.tags(.unit)) struct ValidateOnlyTests {
     /// What `String(validating:)` plus the readers' NUL rule accept.
     static func reference(_ bytes: [UInt8]) -> Bool {
         !bytes.contains(0) && String(validating: bytes, as: UTF8.self) != nil

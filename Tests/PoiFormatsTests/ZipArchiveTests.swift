@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable @_spi(Fuzzing) import PoiFormats
 import PoiModel
@@ -6,7 +7,7 @@ import PoiModel
 /// Zip archives: members in name order, stored and deflate, ZIP64, damage and the
 /// decompression caps. Archives are made at test time by Python's `zipfile` (independent of the
 /// code under test) from Samples/places.csv.
-@Suite struct ZipArchiveTests {
+@Suite(.tags(.process)) struct ZipArchiveTests {
     /// A zip Python writes with `script` (which writes to the ZipFile `z`; `plain` holds the
     /// sample's bytes).
     static func zip(_ script: String) throws -> [UInt8] {

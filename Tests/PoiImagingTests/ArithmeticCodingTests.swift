@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 
 /// Arithmetic-coded JPEGs (baseline and progressive), which libjpeg-turbo decodes: each is a
 /// lossless transcode of a sample, so the pixels must equal the sample's exactly.
-@Suite struct ArithmeticCodingTests {
+@Suite(.tags(.process)) struct ArithmeticCodingTests {
     static func bytes(_ relative: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: Fixtures.repoRoot.appendingPathComponent(relative)))
     }

@@ -1,12 +1,13 @@
 import CLCMS2
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 
 /// Pixels tagged with an ICC profile come out in sRGB. Fixtures are made at test
 /// time (Fixtures/make_color_fixtures.py) from a sample photo with Pillow's ImageCms, which also
 /// gives the independent colour-managed reference: mean channel difference ≤ 1.5, max ≤ 8.
-@Suite struct ColorManagementTests {
+@Suite(.tags(.process)) struct ColorManagementTests {
     struct Made: Sendable {
         let dir: URL
         func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: dir.appendingPathComponent(name))) }

@@ -1,13 +1,14 @@
 import CCodecs
 import Foundation
 import Glibc
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 
 /// A PNG's image data inflated ahead by libdeflate, and the decoders' working memory
 /// from a worker's arena. Both are promised to change nothing but speed: every fixture decodes to
 /// the same status, message and pixels as through zlib and malloc.
-@Suite struct DecodeMemoryTests {
+@Suite(.tags(.process, .budget)) struct DecodeMemoryTests {
     struct Decoded: Equatable, CustomStringConvertible {
         var status: UInt32, message: String, width: UInt32, height: UInt32, channels: Int32, pixels: [UInt8]
         var wholeInflate: Bool

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 
@@ -7,7 +8,7 @@ import Testing
 /// Tolerance: PNG exactly 0; JPEG a PSNR floor of 45 dB from the manifest (measured: identical,
 /// since Pillow's libjpeg-turbo uses the same IDCT and upsampling; the floor leaves room for a
 /// different SIMD path or libjpeg-turbo release, not for colour or orientation bugs).
-@Suite struct DecodeTests {
+@Suite(.tags(.process)) struct DecodeTests {
     static let jpegNames = [
         "jpeg_baseline_420", "jpeg_444", "jpeg_422", "jpeg_progressive", "jpeg_optimized",
         "jpeg_restart_markers", "jpeg_gray", "jpeg_gray_progressive", "jpeg_cmyk_adobe", "jpeg_cmyk_plain",

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 
 /// Test fixtures, generated once per test process by Tests/PoiImagingTests/Fixtures/make_fixtures.py

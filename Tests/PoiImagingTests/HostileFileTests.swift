@@ -1,9 +1,10 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 
 /// Hostile inputs: each gets its exact error, from probe, decode and thumbnail alike.
-@Suite struct HostileFileTests {
+@Suite(.tags(.process, .budget)) struct HostileFileTests {
     static let spec = try! ThumbnailSpec(width: 64, height: 64)
 
     func allPaths(_ bytes: [UInt8]) -> [ImageError?] {

@@ -1,9 +1,10 @@
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 
 /// The upright picture is 60x40 with a red 12x12 block in its top-left corner; each fixture stores
 /// it transformed so that EXIF orientation 1...8 (JPEG APP1, PNG eXIf) brings it back.
-@Suite struct OrientationTests {
+@Suite(.tags(.process)) struct OrientationTests {
     static func isRed(_ p: PixelBuffer, _ x: Int, _ y: Int) -> Bool {
         p.sample(x: x, y: y, channel: 0) > 200 && p.sample(x: x, y: y, channel: 1) < 70
             && p.sample(x: x, y: y, channel: 2) < 70

@@ -1,5 +1,6 @@
 import CCodecs
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 
@@ -8,7 +9,7 @@ import Testing
 /// from a decode of every scan, on photos from Samples/ enlarged past 4096 px (so 256 px takes
 /// the 1/8 path), saved by Pillow (libjpeg's standard script: DC refinement in scan 7 of 10),
 /// gray and 4:4:4, and by cjpeg with DC sent whole first and with the DC refinement last.
-@Suite struct ProgressiveDCTests {
+@Suite(.tags(.process)) struct ProgressiveDCTests {
     struct Photo: Sendable { var name: String; var bytes: [UInt8] }
 
     static let photos: Result<[Photo], any Error> = Result {

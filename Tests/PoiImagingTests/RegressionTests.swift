@@ -1,11 +1,12 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 
 /// Every file in Fixtures/regressions/ (fuzzer finds, each a damaged file) goes through probe,
 /// decode and thumbnail: each path refuses it with a typed `ImageError` (a crash fails the whole
 /// test run; an input that came back as an image would be a damaged file shown as one).
-@Suite struct RegressionTests {
+@Suite(.tags(.process)) struct RegressionTests {
     @Test func regressionInputsAreRefusedWithATypedError() throws {
         let dir = Fixtures.repoRoot.appendingPathComponent("Tests/PoiImagingTests/Fixtures/regressions")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { !$0.hasSuffix(".md") }

@@ -1,11 +1,12 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiImaging
 
 /// The real photos in Samples/images/ (public domain / CC0): PoiKit's decode equals Pillow's
 /// (PNG exactly, JPEG within the 45 dB floor), orientation agrees, thumbnails are upright, and a
 /// file Pillow refuses (the truncated one) is refused here too.
-@Suite struct SamplePhotoTests {
+@Suite(.tags(.process)) struct SamplePhotoTests {
     @Test func samplesDecodeLikePillow() throws {
         let fx = try Fixtures.load()
         #expect(fx.manifest.samples.count >= 5, "Samples/images/ should hold the demo photos")

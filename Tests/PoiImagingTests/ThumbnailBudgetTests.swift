@@ -1,12 +1,13 @@
 import Dispatch
 import Foundation
+import PoiTestSupport
 import Synchronization
 import Testing
 @testable import PoiImaging
 
 /// The memory budget's admission rules, on the bookkeeping alone (no threads, no timing): who
 /// runs after each arrival and each finish.
-@Suite struct ThumbnailBudgetTests {
+@Suite(.tags(.unit, .budget)) struct ThumbnailBudgetTests {
     @Test func startsWhatFitsAndLetsNoSmallerImageOvertakeALargerWaitingOne() {
         var q = BudgetQueue(capacity: 100)
         let a = q.arrive(60), b = q.arrive(30)

@@ -1,8 +1,9 @@
+import PoiTestSupport
 import Testing
 @testable import CCodecs
 @testable import PoiImaging
 
-@Suite struct ThumbnailSpecTests {
+@Suite(.tags(.unit)) struct ThumbnailSpecTests {
     @Test func canonicalStringRoundTrips() throws {
         let spec = try ThumbnailSpec(width: 256, height: 256, fit: .inside, format: .jpeg, quality: 85)
         #expect(spec.canonical == "256x256 inside jpeg q85")
@@ -44,7 +45,7 @@ import Testing
     }
 }
 
-@Suite struct ThumbnailPlanTests {
+@Suite(.tags(.unit)) struct ThumbnailPlanTests {
     static func info(_ w: Int, _ h: Int, orientation: Int = 1) -> ImageInfo {
         var c = cc_info()
         c.format = CC_FORMAT_JPEG
@@ -88,7 +89,7 @@ import Testing
     }
 }
 
-@Suite struct ThumbnailerTests {
+@Suite(.tags(.process)) struct ThumbnailerTests {
     @Test func insideAndCoverProduceTheRequestedSizes() throws {
         let bytes = try Fixtures.load().bytes("jpeg_baseline_420.jpg") // 67x45
         let inside = try Thumbnailer.make(from: bytes, spec: ThumbnailSpec(width: 32, height: 32))
@@ -186,7 +187,7 @@ import Testing
 }
 
 /// Load-time box shrink of PNGs, streamed for plain PNGs and pass by pass for Adam7 ones.
-@Suite struct PNGShrinkOnLoadTests {
+@Suite(.tags(.process)) struct PNGShrinkOnLoadTests {
     static func shrinkDecode(_ bytes: [UInt8], shrink: Int) throws -> PixelBuffer {
         var opts = cc_decode_options(max_pixels: 0, lenient: 0, scale_denom: 1, shrink: Int32(shrink), color_manage: 0,
                                      every_scan: CC_SCANS_NEEDED, whole_inflate_max: 0, arena: nil)
@@ -255,7 +256,7 @@ import Testing
 }
 
 /// The whole thumbnail path against Pillow's Lanczos resize of the same picture.
-@Suite struct ResamplingQualityTests {
+@Suite(.tags(.process)) struct ResamplingQualityTests {
     @Test(arguments: ["resample_src.png", "resample_src.jpg"])
     func thumbnailIsCloseToPillowsLanczos(file: String) throws {
         let fx = try Fixtures.load()
@@ -295,7 +296,7 @@ import Testing
     }
 }
 
-@Suite struct MemoryEstimateTests {
+@Suite(.tags(.process)) struct MemoryEstimateTests {
     static func info(_ format: ImageFormat, _ w: Int, _ h: Int, channels: Int = 3, bitDepth: Int = 8,
                      progressive: Bool = false) -> ImageInfo {
         var c = cc_info()

@@ -1,12 +1,13 @@
 import CWebP
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import CCodecs
 @testable import PoiImaging
 
 /// WebP thumbnails: what `cc_encode_webp` writes is read back with libwebp's own
 /// decoder (an independent reader of the bytes, not PoiKit's), on the real photos in Samples/.
-@Suite struct WebPThumbnailTests {
+@Suite(.tags(.process)) struct WebPThumbnailTests {
     static func sample(_ name: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: Fixtures.repoRoot.appendingPathComponent("Samples/images/\(name)")))
     }

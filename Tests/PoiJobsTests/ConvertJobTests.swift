@@ -1,12 +1,13 @@
 import Foundation
 import PoiFormats
+import PoiTestSupport
 import Testing
 @testable import PoiJobs
 
 /// `poi convert` prepares features in batches on other threads (`PreparedRecords`) and judges and
 /// writes them in input order: over many batches in flight, the features, the counts and the
 /// rejects come out as a one-record-at-a-time run would give them.
-@Suite struct ConvertJobTests {
+@Suite(.tags(.unit)) struct ConvertJobTests {
     /// Collects what the job reports, from whichever thread.
     final class Rejects: @unchecked Sendable {
         private let lock = NSLock()

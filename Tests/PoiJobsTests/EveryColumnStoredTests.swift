@@ -2,12 +2,13 @@ import Foundation
 import PoiFormats
 import PoiModel
 import PoiStore
+import PoiTestSupport
 import Synchronization
 import Testing
 @testable import PoiJobs
 
 /// Storage side: every column the user gave reaches the document.
-@Suite struct EveryColumnStoredTests {
+@Suite(.tags(.unit)) struct EveryColumnStoredTests {
     static func place(extra: [(String, JSONValue)], line: Int = 2) -> Place {
         Place(name: "A", coordinate: Coordinate(longitude: 2, latitude: 1), importKey: "k",
               extra: JSONObject(extra.map { JSONMember($0.0, $0.1) }), source: PlaceSource(file: "f.csv", record: 1, position: .line(line)))

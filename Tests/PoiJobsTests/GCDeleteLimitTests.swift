@@ -1,9 +1,10 @@
 import PoiJobs
+import PoiTestSupport
 import Testing
 
 /// The arithmetic behind `poi gc --delete`'s refusal (the end-to-end case is in
 /// PoiCLITests/GCCommandTests.swift).
-@Suite struct GCDeleteLimitTests {
+@Suite(.tags(.unit)) struct GCDeleteLimitTests {
     @Test func standardAllowsTenPercentAndAtLeastTen() {
         #expect(GCDeleteLimit.standard == .share(percent: 10, minimum: 10))
         #expect(GCDeleteLimit.standard.allowance(stored: 0) == 10)

@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Synchronization
 import Testing
 @testable import PoiJobs
@@ -6,7 +7,7 @@ import Testing
 /// Progress counts work done, not input read ahead ("Progress lies"): importing
 /// 1,000 rows with 50 photos used to report 100 % and all 1,000 records after the first window,
 /// because the reader had read the whole file by then.
-@Suite struct HonestProgressTests {
+@Suite(.tags(.unit)) struct HonestProgressTests {
     /// The case trying `poi` as a user met: 1,000 rows, every 20th with a photo of `ImportJobTests.fixture()`.
     static func thousandRowsWithFiftyPhotos(in dir: URL) throws -> String {
         var csv = "id,name,lat,lon,image\n"

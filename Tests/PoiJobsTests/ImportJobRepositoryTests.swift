@@ -1,6 +1,7 @@
 import Foundation
 import PoiImaging
 import PoiStore
+import PoiTestSupport
 import Synchronization
 import Testing
 @testable import PoiJobs
@@ -158,7 +159,7 @@ final class InMemoryImages: ImageRepository {
 
 /// ImportJob's own decisions — reuse, relink, `requireImages`, server refusals, store failures —
 /// against the in-memory repositories, with exact numbers.
-@Suite struct ImportJobRepositoryTests {
+@Suite(.tags(.unit)) struct ImportJobRepositoryTests {
     static let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Samples/images")
 

@@ -1,10 +1,11 @@
 import Foundation
 import PoiFormats
+import PoiTestSupport
 import Testing
 @testable import PoiJobs
 
 /// The import pipeline without a database (dry run: every stage but the writes).
-@Suite struct ImportJobTests {
+@Suite(.tags(.unit)) struct ImportJobTests {
     static let images = ["coffee.jpg", "rocket.jpg", "coins.png", "brick.png", "retina.jpg", "chelsea-cutout.png"]
 
     /// A folder with six distinct photos and a CSV naming each twice, over two windows.

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Synchronization
 import Testing
 @testable import PoiJobs
@@ -7,23 +8,17 @@ import Testing
 /// An `ImportJob` is only its configuration; each `run` keeps its own state (`ImportRun`). Once
 /// the summary, the keys seen and the image caches lived on the job, so a second run of the same
 /// job added to the first run's numbers and took every key as a repeat of the first run's.
-@Suite struct ImportRunTests {
-    /// The live server `make test` starts (scripts/db.sh exports MONGODB_URI).
-    static var liveURI: String? {
-        let value = ProcessInfo.processInfo.environment["MONGODB_URI"] ?? ""
-        return value.isEmpty ? nil : value
-    }
-
+@Suite(.tags(.live)) struct ImportRunTests {
     /// The twelve places of `ImportJobTests.fixture()` (six photos, each shown by two places),
     /// in windows of four, run twice by one job: the first run stores everything, the second
     /// finds every place unchanged and every photo stored — and each summary says only its own run.
-    @Test(.enabled(if: liveURI != nil, "MONGODB_URI is not set (run `make test`, which starts a server)"))
+    @Test(.liveServer)
     func runningOneImportJobTwiceGivesTwoHonestSummaries() throws {
         let dir = try ImportJobTests.fixture()
         defer { try? FileManager.default.removeItem(at: dir) }
         var connectionOptions = ConnectionOptions()
         connectionOptions.serverSelectionTimeoutMS = 5_000
-        let connection = try MongoConnection(uri: try #require(Self.liveURI), options: connectionOptions)
+        let connection = try MongoConnection(uri: try #require(LiveDatabase.uri), options: connectionOptions)
         let database = MongoDatabase(connection: connection, name: "poikit_test_rerun_\(ObjectId().hex.suffix(10))")
         defer { _ = try? database.drop() }
         let uploads = try DiskUploads(database: database, directory: dir.appendingPathComponent("uploads").path)

@@ -1,12 +1,13 @@
 import Foundation
 import PoiFormats
 import PoiStore
+import PoiTestSupport
 import Testing
 @testable import PoiJobs
 
 /// `JobError` keeps the facts (which store error, which path, which clash) and its messages name
 /// no command-line flag: the CLI adds those, an HTTP server maps the cases to statuses.
-@Suite struct JobErrorTests {
+@Suite(.tags(.unit)) struct JobErrorTests {
     static let examples: [JobError] = [
         .input(.missingColumn(file: "p.csv", field: .latitude, looked: ["latitude", "lat", "y"])),
         .configuration(.oneRejectsFileForManyInputs(inputs: 3)),

@@ -1,9 +1,10 @@
+import PoiTestSupport
 import Testing
 @testable import PoiJobs
 
 /// `poi thumb` hands its workers the largest files first: a big photo met last would
 /// run alone at the end. Inputs sharing an output name stay one group, in the order given.
-@Suite struct LocalThumbnailOrderTests {
+@Suite(.tags(.unit)) struct LocalThumbnailOrderTests {
     @Test func groupsGoLargestFileFirstAndTiesKeepTheirOrder() {
         let files = ["a.jpg", "b.png", "c.jpg", "b.jpg", "d.png", "e.png"]
         let sizes = [10, 5, 40, 60, 40, 0]

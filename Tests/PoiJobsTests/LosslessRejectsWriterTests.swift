@@ -1,11 +1,12 @@
 import Foundation
 import PoiFormats
 import PoiModel
+import PoiTestSupport
 import Testing
 @testable import PoiJobs
 
 /// `RejectsWriter` over raw records: what it adds to a record's bytes, and nothing else.
-@Suite struct LosslessRejectsWriterTests {
+@Suite(.tags(.unit)) struct LosslessRejectsWriterTests {
     /// Writes `rejects` with `style` and returns the file's bytes.
     func written(_ style: RejectsWriter.Style, _ rejects: [(Reject, RawRecord?)]) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("poi-rejects-\(UUID().uuidString)").path

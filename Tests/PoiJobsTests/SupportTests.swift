@@ -2,10 +2,11 @@ import Foundation
 import PoiFormats
 import PoiModel
 import PoiStore
+import PoiTestSupport
 import Testing
 @testable import PoiJobs
 
-@Suite struct ShardTests {
+@Suite(.tags(.unit)) struct ShardTests {
     @Test func parsesOnlyValidShards() {
         #expect(Shard(parsing: "0/2")?.description == "0/2")
         #expect(Shard(parsing: "1/2")?.index == 1)
@@ -32,7 +33,7 @@ import Testing
     }
 }
 
-@Suite struct ImagePathResolverTests {
+@Suite(.tags(.unit)) struct ImagePathResolverTests {
     let root: URL
     init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("poi-resolver-\(UUID().uuidString)")
@@ -75,7 +76,7 @@ import Testing
     }
 }
 
-@Suite struct PlaceDocumentTests {
+@Suite(.tags(.unit)) struct PlaceDocumentTests {
     /// An integer beyond Int64 is stored as Decimal128 and read back as the same digits; a
     /// Decimal128 someone else stored comes out as the number it is.
     @Test func integersBeyondInt64AreDecimal128() throws {
@@ -146,7 +147,7 @@ import Testing
     }
 }
 
-@Suite struct RejectsWriterTests {
+@Suite(.tags(.unit)) struct RejectsWriterTests {
     @Test func csvRejectsKeepTheInputColumnsAndQuoteCorrectly() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("poi-rejects-\(UUID().uuidString).csv").path
         defer { unlink(path) }
@@ -185,7 +186,7 @@ import Testing
     }
 }
 
-@Suite struct ProgressTests {
+@Suite(.tags(.unit)) struct ProgressTests {
     @Test func etaFromItemsOrFromTheShareOfBytesRead() {
         #expect(JobProgress(items: 25, total: 100, images: 0, seconds: 10).eta == 30)
         #expect(JobProgress(items: 7, total: nil, images: 0, seconds: 10, fraction: 0.25).eta == 30)
@@ -207,7 +208,7 @@ import Testing
 }
 
 /// The run's key set stays compact and exact about what it has seen.
-@Suite struct SeenKeysTests {
+@Suite(.tags(.unit)) struct SeenKeysTests {
     @Test func remembersEveryKeyAndWhereItWasFirstSeen() {
         var seen = SeenKeys(capacity: 16)
         for i in 0..<100_000 {

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Synchronization
 import Testing
 @testable import PoiJobs
@@ -69,7 +70,7 @@ final class OverlapProbe: PlaceRepository {
     }
 }
 
-@Suite struct WritesInFlightTests {
+@Suite(.tags(.unit)) struct WritesInFlightTests {
     typealias Fixture = ImportJobRepositoryTests.Fixture
 
     /// While the server writes one window, the job reads and prepares the next and

@@ -1,3 +1,4 @@
+import PoiTestSupport
 import Testing
 @testable import PoiModel
 
@@ -12,7 +13,7 @@ private func draft(name: JSONValue? = .string("Café"), lon: JSONValue? = .strin
     return d
 }
 
-@Suite struct ValidationTests {
+@Suite(.tags(.unit)) struct ValidationTests {
     @Test func acceptsAValidPlace() throws {
         let p = try PlaceValidator.validate(draft()).get()
         #expect(p.name == "Café")
@@ -103,7 +104,7 @@ private func draft(name: JSONValue? = .string("Café"), lon: JSONValue? = .strin
     }
 }
 
-@Suite struct ImportKeyTests {
+@Suite(.tags(.unit)) struct ImportKeyTests {
     @Test func stableRecipe() {
         // Pinned: changing the recipe would re-key every stored place.
         let c = Coordinate(longitude: 2.35, latitude: 48.85)

@@ -1,9 +1,10 @@
+import PoiTestSupport
 import Testing
 @testable import PoiModel
 
 /// `UnicodeWhitespace` is Unicode's White_Space written out by hand: held here to the standard
 /// library's `isWhitespace` for every scalar, and `trimWhitespace` to the scalar walk it replaced.
-@Suite struct UnicodeWhitespaceTests {
+@Suite(.tags(.unit)) struct UnicodeWhitespaceTests {
     /// What `trimWhitespace` did before: the reference.
     static func trimmedByScalars(_ s: String) -> String {
         let scalars = s.unicodeScalars

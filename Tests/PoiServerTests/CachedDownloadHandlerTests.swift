@@ -5,13 +5,14 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes
 import PoiStore
+import PoiTestSupport
 import Testing
 @testable import PoiServer
 
 /// `CachedDownloadHandler` in the pipeline order `poi serve` gives it (after Hummingbird's
 /// connection-state handler, through its `Installer`), with an embedded channel standing in for
 /// the socket and the router: what is answered from memory, what goes on, and in which order.
-@Suite struct CachedDownloadHandlerTests {
+@Suite(.tags(.unit)) struct CachedDownloadHandlerTests {
     static let id = ObjectId(hex: "6b075e7f110f4196ea07ebd3")!
     static let bytes: [UInt8] = Array(0..<200).map { UInt8($0) }
     static let file = StoredFile(document: BSONDocument([

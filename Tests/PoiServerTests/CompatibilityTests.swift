@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -74,7 +75,7 @@ final class ReferenceServer: @unchecked Sendable {
     }
 }
 
-@Suite("poi serve against the reference server", .serialized, .liveServer, .referenceServer)
+@Suite("poi serve against the reference server", .tags(.live, .process), .serialized, .liveServer, .referenceServer)
 struct CompatibilityTests {
     /// ids and timestamps differ between two inserts; everything else must not.
     static func normalized(_ value: Any?) -> Any? {
@@ -94,7 +95,7 @@ struct CompatibilityTests {
 
     @Test func sameAnswersOnTheSameData() throws {
         let poi = try ServeHarness("compat")
-        let ref = try ReferenceServer(uri: Live.uri!, database: poi.databaseName, uploads: poi.uploads, scratch: poi.scratch)
+        let ref = try ReferenceServer(uri: LiveDatabase.uri!, database: poi.databaseName, uploads: poi.uploads, scratch: poi.scratch)
         let refBase = "http://127.0.0.1:\(ref.port)"
         func both(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8]? = nil) throws -> (HTTPResult, HTTPResult) {
             let mine = try poi.request(method, path, headers: headers, body: body)

@@ -1,10 +1,11 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// JSON, GeoJSON and HTML answers are gzip'd when the client accepts it, never image
 /// bytes, and the bytes unzip to exactly the uncompressed answer.
-@Suite("poi serve compression", .serialized, .liveServer)
+@Suite("poi serve compression", .tags(.live, .process), .serialized, .liveServer)
 struct CompressionTests {
     static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
         let file = NSTemporaryDirectory() + "poi-gz-\(UUID().uuidString).gz"

@@ -1,12 +1,13 @@
 import Foundation
 @testable import PoiServer
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// The OpenAPI document is the server's contract: every status a live server answers is one its
 /// operation documents, undeclared methods are 405 with the path's methods, and the forms a
 /// generated Swift client sends (percent-encoded conditional and range headers) work.
-@Suite("the OpenAPI contract", .serialized, .liveServer)
+@Suite("the OpenAPI contract", .tags(.live, .process), .serialized, .liveServer)
 struct ContractTests {
     struct Exchange {
         let method: String

@@ -1,9 +1,10 @@
+import PoiTestSupport
 import Testing
 @testable import PoiServer
 
 /// A refused duplicate names the field the client sent twice, never the database, the
 /// collection or the index (the server's own message names all three).
-@Suite("duplicate key messages")
+@Suite("duplicate key messages", .tags(.unit))
 struct DuplicateKeyMessageTests {
     @Test(arguments: [
         ("E11000 duplicate key error collection: db.locations index: importKey_1 dup key: { importKey: \"k1\" }", "importKey"),

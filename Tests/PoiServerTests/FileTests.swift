@@ -1,9 +1,10 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// Uploads and downloads, and the app's own conversation.
-@Suite("poi serve files", .serialized, .liveServer)
+@Suite("poi serve files", .tags(.live, .process), .serialized, .liveServer)
 struct FileTests {
     static func uploadedId(_ r: HTTPResult) throws -> String {
         let id = try #require((r.json as? [String: Any])?["_id"] as? String)

@@ -1,9 +1,10 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// What the reference server lets through and `poi serve` must not.
-@Suite("poi serve hostile requests", .serialized, .liveServer)
+@Suite("poi serve hostile requests", .tags(.live, .process), .serialized, .liveServer)
 struct HostileTests {
     @Test func javaScriptOperatorsAtAnyDepth() throws {
         let s = try ServeHarness("js")

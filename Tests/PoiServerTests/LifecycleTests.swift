@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -7,7 +8,7 @@ import Glibc
 #endif
 
 /// Shutdown and secrets.
-@Suite("poi serve lifecycle", .serialized, .liveServer)
+@Suite("poi serve lifecycle", .tags(.live, .process), .serialized, .liveServer)
 struct LifecycleTests {
     /// SIGTERM while an upload is half sent: the upload still completes (201), then the process
     /// exits 0.
@@ -68,7 +69,7 @@ struct LifecycleTests {
     /// The URI's password appears nowhere: a server that refuses it stops `poi serve` at start
     /// (exit 3, the ping before listening), and the message says why without the password.
     @Test func passwordNeverPrinted() throws {
-        let uri = try #require(Live.uri)
+        let uri = try #require(LiveDatabase.uri)
         guard let schemeEnd = uri.range(of: "mongodb://") else { return }
         let withPassword = uri.replacingCharacters(in: schemeEnd, with: "mongodb://poikit:hunter2secret@")
         let (text, status) = try runToEnd(ServeHarness.binary, ["serve", "--uri", withPassword, "--db", "poikit_test_serve_password",

@@ -1,11 +1,12 @@
 import Foundation
 @testable import PoiServer
+import PoiTestSupport
 import Testing
 
 /// `GET /map` and its `/assets/…`, over HTTP from a live `poi serve`: what the page is allowed to
 /// load, what it is told, and which files the server hands out. What the page does in a browser
 /// is `make browser-test`'s (scripts/browser-test.py).
-@Suite("poi serve map page", .serialized, .liveServer)
+@Suite("poi serve map page", .tags(.live, .process), .serialized, .liveServer)
 struct MapRouteTests {
     static let leafletDirectory = "/usr/share/javascript/leaflet"
 

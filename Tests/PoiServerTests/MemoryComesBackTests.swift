@@ -1,11 +1,12 @@
 import Foundation
+import PoiTestSupport
 import Synchronization
 import Testing
 
 /// After a burst of photo uploads, `poi serve` gives the decoders' memory back.
 /// Before the fixed malloc thresholds (`MallocPolicy`, poi's main), 32 uploads of 6-megapixel progressive
 /// JPEGs left it about 74 MB above its idle level for good; now about 10.
-@Suite(.serialized, .liveServer) struct MemoryComesBackTests {
+@Suite(.tags(.live, .process, .budget), .serialized, .liveServer) struct MemoryComesBackTests {
     static func residentMB(_ pid: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),

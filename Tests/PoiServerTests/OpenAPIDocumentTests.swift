@@ -1,10 +1,11 @@
 import Foundation
 @testable import PoiServer
+import PoiTestSupport
 import Testing
 
 /// The OpenAPI document describes exactly the routes `poi serve` has — a route
 /// without an operation, or an operation without a route, fails — and is what the server serves.
-@Suite struct OpenAPIDocumentTests {
+@Suite(.tags(.live, .process)) struct OpenAPIDocumentTests {
     static func documentedOperations() throws -> Set<String> {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.bytes)) as? [String: Any])
         #expect(object["openapi"] as? String == "3.1.0")

@@ -1,9 +1,10 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// `--cors`, `--json-log`, `--gridfs`.
-@Suite("poi serve options", .serialized, .liveServer)
+@Suite("poi serve options", .tags(.live, .process), .serialized, .liveServer)
 struct OptionsTests {
     @Test func corsOnlyWhenAsked() throws {
         let plain = try ServeHarness("nocors")

@@ -1,10 +1,11 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// A page cut at `limit` or `--max-results` links to the next one (RFC 8288), which
 /// continues after the page's last `_id`; pages stay put when documents are added meanwhile.
-@Suite("poi serve keyset paging", .serialized, .liveServer)
+@Suite("poi serve keyset paging", .tags(.live, .process), .serialized, .liveServer)
 struct PagingTests {
     static func ids(_ r: HTTPResult) -> [String] {
         ((r.json as? [[String: Any]]) ?? []).compactMap { $0["_id"] as? String }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// The tutorial's Express server's answers, recorded once in `Fixtures/reference-answers.json`
@@ -9,7 +10,7 @@ import Testing
 /// server sits beside the clone. Where it does, its live answers are compared with the recording
 /// too (a recording the reference no longer gives fails), and `POI_RECORD_REFERENCE=1` records
 /// them anew. `CompatibilityTests` keeps the live side-by-side run.
-@Suite("the reference server's recorded answers", .serialized, .liveServer)
+@Suite("the reference server's recorded answers", .tags(.live, .process), .serialized, .liveServer)
 struct ReferenceAnswersTests {
     static let fixturePath = ServeHarness.repoRoot.appendingPathComponent("Tests/PoiServerTests/Fixtures/reference-answers.json")
 
@@ -86,7 +87,7 @@ struct ReferenceAnswersTests {
         let poi = try ServeHarness("recording")
         try Self.seed(fixture, into: poi)
         poi.stop()  // the reference alone over the seeded database
-        let ref = try ReferenceServer(uri: Live.uri!, database: poi.databaseName, uploads: poi.uploads, scratch: poi.scratch)
+        let ref = try ReferenceServer(uri: LiveDatabase.uri!, database: poi.databaseName, uploads: poi.uploads, scratch: poi.scratch)
         let base = "http://127.0.0.1:\(ref.port)"
         var exchanges = try #require(fixture["exchanges"] as? [[String: Any]])
         let recording = ProcessInfo.processInfo.environment["POI_RECORD_REFERENCE"] == "1"

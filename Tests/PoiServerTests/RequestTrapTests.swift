@@ -2,11 +2,12 @@ import Foundation
 import PoiFormats
 @testable import PoiServer
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// Every way a request reached a Swift trap (a crash of the whole server, every client
 /// cut off) is a client error now; each test ends by asking the same server for its health.
-@Suite("poi serve requests that trapped", .serialized, .liveServer)
+@Suite("poi serve requests that trapped", .tags(.live, .process), .serialized, .liveServer)
 struct RequestTrapTests {
     static let boundary = "90d22162221bcbee4b95263e49a8f42e"
 
@@ -74,7 +75,7 @@ struct RequestTrapTests {
 
     /// Why the live server cannot hold a date at Int64.min, or nil when it can (asked once).
     static let extremeDatesUnstorableReason: String? = {
-        guard let uri = Live.uri else { return "MONGODB_URI is not set" }
+        guard let uri = LiveDatabase.uri else { return "MONGODB_URI is not set" }
         do {
             let db = MongoDatabase(connection: try MongoConnection(uri: uri), name: "poikit_test_probe_dates")
             defer { try? db.collection("d").drop() }

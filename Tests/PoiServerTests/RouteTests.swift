@@ -1,9 +1,10 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// Every compatible route: exact status and body, as the reference server answers.
-@Suite("poi serve routes", .serialized, .liveServer)
+@Suite("poi serve routes", .tags(.live, .process), .serialized, .liveServer)
 struct RouteTests {
     @Test func helloPage() throws {
         let s = try ServeHarness("hello")

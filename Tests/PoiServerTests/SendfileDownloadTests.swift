@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 /// Large downloads from the uploads folder go out with sendfile (`FileRegionBody`): the file's
 /// bytes never pass through the server's memory, so a download costs no fresh pages, and ranges,
 /// a DELETE during a download and a file cut short behave as they did with buffers.
-@Suite("poi serve: large downloads with sendfile", .serialized, .liveServer)
+@Suite("poi serve: large downloads with sendfile", .tags(.live, .process, .budget), .serialized, .liveServer)
 struct SendfileDownloadTests {
     /// 32 MiB whose every byte depends on its offset, so a slice sent from the wrong place shows.
     static let size = 32 << 20

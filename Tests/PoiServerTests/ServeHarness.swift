@@ -1,25 +1,11 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The live database the tests use: `make test` (scripts/db.sh) starts one and exports MONGODB_URI.
-enum Live {
-    static var uri: String? {
-        let v = ProcessInfo.processInfo.environment["MONGODB_URI"] ?? ""
-        return v.isEmpty ? nil : v
-    }
-}
-
-extension Trait where Self == ConditionTrait {
-    /// Needs the live server: without MONGODB_URI the test is reported as skipped with the reason.
-    static var liveServer: Self {
-        .enabled(if: Live.uri != nil, "MONGODB_URI is not set (run `make test`, which starts a server)")
-    }
-}
 
 struct HarnessError: Error, CustomStringConvertible {
     var description: String
@@ -68,7 +54,7 @@ final class ServeHarness: @unchecked Sendable {
     /// `databaseName`: a database the test prepared (default: a new one for this harness).
     init(_ label: String, extraArguments: [String] = [], environment: [String: String] = [:], serveURI: String? = nil,
          databaseName: String? = nil) throws {
-        guard let uri = Live.uri else { throw HarnessError("MONGODB_URI is not set, and the test lacks .liveServer") }
+        guard let uri = LiveDatabase.uri else { throw HarnessError("MONGODB_URI is not set, and the test lacks .liveServer") }
         self.databaseName = databaseName ?? "poikit_test_serve_\(label)_\(ObjectId().hex.suffix(8))"
         let scratch = NSTemporaryDirectory() + "poi-serve-\(self.databaseName)"
         self.scratch = scratch
@@ -218,9 +204,8 @@ func urlEncoded(_ s: String) -> String {
     return s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s
 }
 
-/// A loopback TCP socket bound to a port the kernel picked: for a free port to give a server, or
-/// (kept open) a port that is taken. One helper for every suite of this target.
-enum Loopback {
+/// Connections to `poi serve` (the free ports themselves: PoiTestSupport's `Loopback`).
+extension Loopback {
     /// A blocking TCP connection to 127.0.0.1:`port`. `receiveBuffer`: a small SO_RCVBUF, so the
     /// kernel holds little of a download for a client that stops reading.
     static func connect(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
@@ -238,23 +223,6 @@ enum Loopback {
         }
         guard connected == 0 else { close(fd); throw HarnessError("connect failed") }
         return fd
-    }
-
-    static func bound() -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return (fd, Int(UInt16(bigEndian: addr.sin_port)))
-    }
-
-    static func freePort() -> Int {
-        let (fd, port) = bound()
-        close(fd)
-        return port
     }
 }
 

@@ -1,12 +1,13 @@
 import Foundation
 import NIOCore
 import PoiStore
+import PoiTestSupport
 import Testing
 @testable import PoiServer
 
 /// Thumbnails (small files) are served from memory, and never once the file on disk
 /// is gone or replaced, whoever did it.
-@Suite struct SmallFileCacheTests {
+@Suite(.tags(.unit, .budget)) struct SmallFileCacheTests {
     static func scratchFile(_ bytes: [UInt8]) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sfc-\(UUID().uuidString)").path
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
@@ -53,7 +54,7 @@ import Testing
 }
 
 /// The same, through a live `poi serve`.
-@Suite(.serialized, .liveServer) struct SmallFileCacheServeTests {
+@Suite(.tags(.live, .process), .serialized, .liveServer) struct SmallFileCacheServeTests {
     @Test func aThumbnailDeletedOrReplacedOnDiskIsNotServedFromMemory() throws {
         let s = try ServeHarness("sfcache")
         let png = try ServeHarness.sample("brick.png")

@@ -1,5 +1,6 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Synchronization
 import Testing
 
@@ -22,7 +23,7 @@ final class StallingProxy: Sendable {
 
     /// The live server as one IPv4 host:port, or nil (another kind of URI: the test is skipped).
     static let upstream: Upstream? = {
-        guard let uri = Live.uri, let connection = try? MongoConnection(uri: uri) else { return nil }
+        guard let uri = LiveDatabase.uri, let connection = try? MongoConnection(uri: uri) else { return nil }
         let hosts = connection.hosts
         guard !hosts.contains(","), let colon = hosts.lastIndex(of: ":"),
               let port = UInt16(hosts[hosts.index(after: colon)...]), uri.contains(hosts) else { return nil }
@@ -115,7 +116,7 @@ final class StallingProxy: Sendable {
 
 /// Finding 1 of the new-user trial: when the database stopped answering, every request and
 /// `/healthz` hung for libmongoc's 300 s socket timeout.
-@Suite("poi serve: a database that stops answering", .serialized, .liveServer)
+@Suite("poi serve: a database that stops answering", .tags(.live, .process), .serialized, .liveServer)
 struct StalledDatabaseTests {
     static func timed<T>(_ body: () throws -> T) rethrows -> (T, Double) {
         let start = Date()
@@ -133,7 +134,7 @@ struct StalledDatabaseTests {
         let upstream = try #require(StallingProxy.upstream)
         let proxy = try StallingProxy(upstream: upstream)
         defer { proxy.close() }
-        let uri = try #require(Live.uri).replacingOccurrences(of: upstream.text, with: "127.0.0.1:\(proxy.port)")
+        let uri = try #require(LiveDatabase.uri).replacingOccurrences(of: upstream.text, with: "127.0.0.1:\(proxy.port)")
         let s = try ServeHarness("stall", extraArguments: ["--query-timeout", "3"], serveURI: uri)
         defer { s.stop() }
         // Runs first: a failure while stalled must not leave SIGTERM waiting on the database.

@@ -1,12 +1,13 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// An upload is never refused for bytes already stored: a phone that retries after a lost
 /// response, an app that uses one photo for two places, and photos an import stored all get their
 /// 201 with an id of their own; deleting one never takes bytes another id or a place serves.
 /// Each case runs with the uploads folder and with GridFS.
-@Suite("poi serve uploads of stored bytes", .serialized, .liveServer)
+@Suite("poi serve uploads of stored bytes", .tags(.live, .process), .serialized, .liveServer)
 struct UploadOfStoredBytesTests {
     static let stores: [Bool] = [false, true]
 
@@ -20,7 +21,7 @@ struct UploadOfStoredBytesTests {
 
     /// `poi gc --verify --json` over the server's database: exit 0, nothing to report.
     static func expectGCClean(_ s: ServeHarness, gridFS: Bool) throws {
-        let (text, status) = try runToEnd(ServeHarness.binary, ["gc", "--verify", "--json", "--uri", Live.uri!,
+        let (text, status) = try runToEnd(ServeHarness.binary, ["gc", "--verify", "--json", "--uri", LiveDatabase.uri!,
                                                                 "--db", s.databaseName] + storage(gridFS, s))
         #expect(status == 0, "gc --verify: exit \(status): \(text)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
@@ -86,7 +87,7 @@ struct UploadOfStoredBytesTests {
             bytes[name] = try ServeHarness.sample(name)
             try Data(bytes[name]!).write(to: URL(fileURLWithPath: images + "/" + name))
         }
-        let database = ["--uri", Live.uri!, "--db", s.databaseName] + Self.storage(gridFS, s)
+        let database = ["--uri", LiveDatabase.uri!, "--db", s.databaseName] + Self.storage(gridFS, s)
 
         // rocket.jpg is uploaded before any import; coffee.jpg and coins.png are imported first.
         let uploadedFirst = try Self.upload(s, bytes["rocket.jpg"]!, type: "image/jpeg")
@@ -147,7 +148,7 @@ struct UploadOfStoredBytesTests {
         try Data(jpeg).write(to: URL(fileURLWithPath: s.scratch + "/rocket.jpg"))
         let csv = s.scratch + "/places.csv"
         try "id,name,lat,lon,image\nr,Rocket,51.5,-0.12,rocket.jpg\n".write(toFile: csv, atomically: true, encoding: .utf8)
-        let imported = try Self.poi(["import", csv, "--quiet", "--uri", Live.uri!, "--db", s.databaseName, "--uploads", s.uploads])
+        let imported = try Self.poi(["import", csv, "--quiet", "--uri", LiveDatabase.uri!, "--db", s.databaseName, "--uploads", s.uploads])
         #expect(imported.status == 0, "\(imported.text)")
         let place = try #require(try s.database.locations.findOne(["importKey": "r"]))
         let imageId = try #require(place["imageId"]?.stringValue)
@@ -165,7 +166,7 @@ struct UploadOfStoredBytesTests {
     /// A database set up by an earlier PoiKit has the index that made every original unique by
     /// content: `poi serve` drops it at start (saying so), and a second upload gets its 201.
     @Test func serverDropsTheRetiredIndexThatRefusedUploads() throws {
-        let uri = try #require(Live.uri)
+        let uri = try #require(LiveDatabase.uri)
         let name = "poikit_test_serve_retired_\(ObjectId().hex.suffix(8))"
         let db = MongoDatabase(connection: try MongoConnection(uri: uri), name: name)
         defer { _ = try? db.drop() }

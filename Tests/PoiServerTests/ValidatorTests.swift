@@ -1,10 +1,11 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// JSON, GeoJSON and HTML answers carry a weak ETag (Express's own), and a GET or HEAD
 /// that sends it back in If-None-Match gets a 304 with no body.
-@Suite("poi serve validators on JSON", .serialized, .liveServer)
+@Suite("poi serve validators on JSON", .tags(.live, .process), .serialized, .liveServer)
 struct ValidatorTests {
     @Test func revalidationGetsA304() throws {
         let s = try ServeHarness("etag")

@@ -1,15 +1,16 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
 /// WebP thumbnails end to end: `poi import --thumbnail-format webp` stores them as the
 /// backend names files (`content-type: image/webp`, `ext: .webp`, bytes at uploads/<id>.webp),
 /// `poi serve` sends them as image/webp, and `poi thumbnails` tells a WebP recipe from the
 /// default one (up to date with the same recipe, remade with another).
-@Suite(.liveServer) struct WebPThumbnailServeTests {
+@Suite(.tags(.live, .process), .liveServer) struct WebPThumbnailServeTests {
     @Test func importedWebPThumbnailsAreStoredAndServedAsWebP() throws {
         let s = try ServeHarness("webp")
-        let uri = try #require(Live.uri)
+        let uri = try #require(LiveDatabase.uri)
         let images = s.scratch + "/images"
         try FileManager.default.createDirectory(atPath: images, withIntermediateDirectories: true)
         for name in ["coffee.jpg", "chelsea-cutout.png"] {

@@ -1,7 +1,8 @@
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
-@Suite struct BSONRoundTripTests {
+@Suite(.tags(.live)) struct BSONRoundTripTests {
     /// One document holding every BSON type PoiKit writes.
     static func everyType(id: ObjectId) -> BSONDocument {
         [

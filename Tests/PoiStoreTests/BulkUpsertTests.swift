@@ -1,7 +1,8 @@
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
-@Suite(.liveServer) struct BulkUpsertTests {
+@Suite(.tags(.live), .liveServer) struct BulkUpsertTests {
     static func place(_ i: Int, name: String? = nil) -> UpsertItem {
         var b = BSONDocumentBuilder()
         b.append("importKey", string: "k\(i)")
@@ -373,7 +374,7 @@ import Testing
 
 /// A place's `extra` members in another order are the same content (a CSV export
 /// writes them in column order), and a digest stored before that rule still matches.
-@Suite struct UnorderedDigestTests {
+@Suite(.tags(.unit)) struct UnorderedDigestTests {
     @Test func membersInAnotherOrderDigestAlikeAndSortedOnesAsBefore() throws {
         func fields(_ extra: BSONDocument) -> BSONDocument { ["name": "A", "extra": .document(extra), "details": ""] }
         let ba = fields(["b": "x", "a": .int32(1), "c": .document(["z": 1, "y": 2])])

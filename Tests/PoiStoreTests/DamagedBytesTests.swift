@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
 /// Bytes that are there but damaged are `.bytesDamaged` (never a driver error), and
 /// `orphans` finds them: sizes and GridFS chunk counts always, contents with `verify`.
-@Suite struct DamagedBytesTests {
+@Suite(.tags(.live)) struct DamagedBytesTests {
     static let payload: [UInt8] = Array(repeating: 0x5A, count: 300_000)  // two GridFS chunks of 255 KiB
 
     @Test(.liveServer, arguments: StoreKind.allCases)

@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
 /// `FileStore.add`: the one "bytes, then the `files` document" operation, for originals (via
 /// `put`) and thumbnails alike, and the file-store errors' own cases.
-@Suite struct FileStoreAddTests {
+@Suite(.tags(.live)) struct FileStoreAddTests {
     static let thumbnail: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 9, 8, 7]
 
     static func thumbnailInfo(of original: ObjectId) -> FileInfo {

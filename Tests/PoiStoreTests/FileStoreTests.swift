@@ -1,4 +1,5 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
@@ -15,7 +16,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 }
 
 /// One suite, both implementations: the jobs must not care which store they got.
-@Suite struct FileStoreTests {
+@Suite(.tags(.live)) struct FileStoreTests {
     static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x42, count: 300_000) + [0xFF, 0xD9]
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
 
@@ -159,7 +160,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 }
 
-@Suite struct FileExtensionSafetyTests {
+@Suite(.tags(.unit)) struct FileExtensionSafetyTests {
     @Test func anExtThatWouldLeaveTheUploadsFolderIsReplaced() throws {
         let id = ObjectId()
         let hostile: BSONDocument = ["_id": .objectId(id), "content-type": "image/png", "ext": "x/../../etc/passwd"]

@@ -1,10 +1,11 @@
 import Foundation
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
 /// `GridFSStore.read`: a range a few chunks at a time (what `poi serve --gridfs` streams), and
 /// `deleteWithThumbnails` (its `DELETE /files/:id`) on both stores.
-@Suite struct GridFSRangeReadTests {
+@Suite(.tags(.live)) struct GridFSRangeReadTests {
     /// Three chunks of 255 KiB (the last one short), every byte position distinguishable.
     static let payload: [UInt8] = (0..<600_000).map { UInt8(truncatingIfNeeded: $0 ^ ($0 >> 8) ^ ($0 >> 16)) }
 

@@ -1,19 +1,11 @@
 import Foundation
 import PoiStore
+import PoiTestSupport
 import Testing
 
-/// The live server the tests run against: `make test` starts SecantusDB and exports MONGODB_URI;
-/// a developer can point MONGODB_URI at a real mongod instead.
+/// Connections to the live server (`LiveDatabase` in PoiTestSupport says whether there is one).
 enum LiveServer {
-    static var uri: String? {
-        let value = ProcessInfo.processInfo.environment["MONGODB_URI"] ?? ""
-        return value.isEmpty ? nil : value
-    }
-
-    static var isConfigured: Bool { uri != nil }
-
-    /// Why a test that needs the server did not run without one.
-    static let notConfigured: Comment = "MONGODB_URI is not set (run `make test`, which starts a server)"
+    static var uri: String? { LiveDatabase.uri }
 
     /// The connection. Throws when no server is configured: a test that needs one carries
     /// `.liveServer`, so reaching this without a URI is a missing trait, reported as a failure.
@@ -33,12 +25,6 @@ enum LiveServer {
 struct LiveServerError: Error, CustomStringConvertible {
     var description: String
     init(_ d: String) { description = d }
-}
-
-extension Trait where Self == ConditionTrait {
-    /// The test (or suite) needs the live server: without MONGODB_URI it is reported as skipped,
-    /// with the reason, instead of passing without having run.
-    static var liveServer: Self { .enabled(if: LiveServer.isConfigured, LiveServer.notConfigured) }
 }
 
 extension LiveServer {

@@ -1,7 +1,8 @@
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
-@Suite struct PlaceFilterTests {
+@Suite(.tags(.live)) struct PlaceFilterTests {
     @Test func bboxIsTheBackendsBoxQuery() throws {
         let f = PlaceFilter(bbox: try BoundingBox(west: -1, south: 50, east: 1, north: 52))
         #expect(try f.document().description
@@ -41,7 +42,7 @@ import Testing
         // `.unreachable`, so `.refusedQuery` proves nothing was sent.
         var options = ConnectionOptions()
         options.serverSelectionTimeoutMS = 300
-        let nowhere = try MongoConnection(uri: "mongodb://127.0.0.1:\(FreePort.find())", options: options)
+        let nowhere = try MongoConnection(uri: "mongodb://127.0.0.1:\(Loopback.freePort())", options: options)
         let collection = MongoDatabase(connection: nowhere, name: "x").locations
         do {
             let filter = try PlaceFilter(userQuery: try PlaceFilter.userQuery(json: json)).document()

@@ -1,7 +1,8 @@
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
-@Suite struct RetryAndPlacesTests {
+@Suite(.tags(.live)) struct RetryAndPlacesTests {
     func collection(retryForMS: Int = 500) throws -> MongoCollection {
         var options = ConnectionOptions()
         options.retryForMS = retryForMS

@@ -1,10 +1,11 @@
 import CMongoC
+import PoiTestSupport
 import Testing
 @testable import PoiStore
 
 /// libmongoc's `(domain, code)` → `StoreError`, without a server: the pairs libmongoc documents
 /// in mongoc-error.h, and the server codes it passes through.
-@Suite struct StoreErrorMappingTests {
+@Suite(.tags(.unit)) struct StoreErrorMappingTests {
     static func bsonError(_ domain: mongoc_error_domain_t, _ code: UInt32, _ message: String) -> bson_error_t {
         var error = bson_error_t()
         error.domain = domain.rawValue

@@ -3,12 +3,12 @@ import Synchronization
 
 /// Folders made once per test process and shared by its tests (fixtures in a `static let`): no
 /// test owns them, so they are removed when the process exits, however the tests went.
-enum ProcessScratch {
+public enum ProcessScratch {
     private static let folders = Mutex<[URL]>([])
 
     /// `folder`, to be removed with what it holds when the test process exits.
     @discardableResult
-    static func removedAtExit(_ folder: URL) -> URL {
+    public static func removedAtExit(_ folder: URL) -> URL {
         folders.withLock { list in
             if list.isEmpty { atexit { ProcessScratch.removeAll() } }
             list.append(folder)

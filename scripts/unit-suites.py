@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""`make test-unit`: the `swift test --filter` pattern naming every suite tagged `.unit`.
+
+    scripts/unit-suites.py [ROOT]     print the pattern (one regular expression)
+    scripts/unit-suites.py --list     print the suites, one `Target.Suite` a line
+
+Swift Testing filters by name only (`--filter`/`--skip`; no tag filter in Swift 6.3), so the
+tags in the sources are read here: a suite is `@Suite(… .tags(.unit …) …)` followed by its
+`struct`/`final class`. `.unit` means no database and no process spawned (PoiTestSupport's Tags).
+Exits 1 when a suite holding tests carries no tag at all, so a new suite cannot go unclassified.
+"""
+import glob, os, re, sys
+
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SUITE = re.compile(r"^@Suite\b(?P<attrs>[^\n]*)\n?(?:@\w+[^\n]*\n)*(?:public |final |private |fileprivate )*(?:final )?"
+                   r"(?:struct|class|enum) (?P<name>\w+)", re.M)
+TOP = re.compile(r"^(?:@Suite\b[^\n]*\s)?(?:final class|struct|enum|class) (\w+)[^{\n]*\{\s*$", re.M)
+
+unit, untagged = [], []
+for path in sorted(glob.glob(os.path.join(root, "Tests", "Poi*Tests", "*.swift"))):
+    target = os.path.basename(os.path.dirname(path))
+    text = open(path, encoding="utf-8").read()
+    tagged = {}
+    for m in SUITE.finditer(text):
+        tagged[m.group("name")] = m.group("attrs")
+    # every top-level type whose body holds a @Test is a suite and must carry tags
+    for m in TOP.finditer(text):
+        end = text.find("\n}\n", m.end())
+        body = text[m.end(): end if end >= 0 else len(text)]
+        if "@Test" not in body:
+            continue
+        attrs = tagged.get(m.group(1))
+        if attrs is None or ".tags(" not in attrs:
+            untagged.append(f"{os.path.relpath(path, root)}: suite {m.group(1)} has no .tags(...)")
+        elif re.search(r"\.tags\([^)]*\.unit\b", attrs):
+            unit.append(f"{target}.{m.group(1)}")
+
+if untagged:
+    print("\n".join(untagged), file=sys.stderr)
+    sys.exit(1)
+if "--list" in sys.argv:
+    print("\n".join(unit))
+else:
+    # A test's id is `Target.Suite/test(…)`: the suite's name, then its end or a "/".
+    print("^(" + "|".join(re.escape(u) for u in unit) + ")(/|$)")
