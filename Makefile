@@ -38,18 +38,18 @@ build-debug: setup
 # The server starts only after the build, and is stopped even when the tests fail;
 # the exit status is the tests'. The tests start the `poi` built beside them, or POI_BIN
 # (CI passes the release binary: the same behaviour, several times faster on big inputs).
-# Four `swift test` processes side by side, each with its share of the suites: most tests wait on
+# Six test processes side by side, each with its share of the suites, then the budget suites alone: most tests wait on
 # a process or a server, and one process runs only as many tests at once as there are cores
 # (scripts/test-shards.sh says why). `swift test --skip-build` still runs them all in one.
 test: build-debug
 	@scripts/db.sh with scripts/test-shards.sh $(SWIFT)
 
 # Only the suites tagged .unit (no database, no process spawned), without starting the server:
-# under a minute after the build. Swift Testing filters by name only, so scripts/unit-suites.py
+# under a minute after the build. Swift Testing filters by name only, so scripts/tagged-suites.py
 # turns the tags in the sources into a --filter of suite names (and fails on an untagged suite).
 .PHONY: test-unit
 test-unit: build-debug
-	@filter="$$($(LINT_PYTHON) scripts/unit-suites.py)" && env -u MONGODB_URI $(SWIFT) test --skip-build --filter "$$filter"
+	@filter="$$($(LINT_PYTHON) scripts/tagged-suites.py)" && env -u MONGODB_URI $(SWIFT) test --skip-build --filter "$$filter"
 
 demo: build
 	@scripts/db.sh with scripts/demo.sh $(RELEASE_BIN)

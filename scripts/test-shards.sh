@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make test: the tests in five processes side by side (the CLI tests in three parts, the server
+# make test: the tests in six processes side by side (the CLI tests in four parts, the server
 # tests, the rest), then the budget suites alone, against one database server (run
 # under scripts/db.sh with).
 #
@@ -7,7 +7,7 @@
 # number of cores, and most of our tests block a thread of it while a `poi` they started works
 # or a server they started comes up. On 2 cores that meant two tests at a time, each mostly
 # waiting: twelve tests that each wait 2 s for a child take 12 s in one process. Each process has
-# a pool of its own, so five of them keep ten tests going. The CLI parts split the suites by the
+# a pool of its own, so six of them keep twelve tests going. The CLI parts split the suites by the
 # first letter of their names and together take every letter (a suite renamed moves between
 # parts, never out of all of them).
 #
@@ -17,13 +17,16 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${1:-swift}
 mkdir -p out/test
-names=(cli-a-f cli-g-r cli-s-z server rest)
+rm -f out/test/*.log
+names=(cli-a-f cli-g-q cli-r-z cli-round-trip server rest)
 # Swift Testing matches --filter and --skip against ids such as PoiCLITests.RoundTripTests/f().
-args=("--filter PoiCLITests\\.[A-F]" "--filter PoiCLITests\\.[G-R]" "--filter PoiCLITests\\.[^A-R]"
-      "--filter PoiServerTests\\." "--skip PoiCLITests\\.|PoiServerTests\\.")
+# RoundTripTests has a process of its own: it was the last suite to end wherever it shared one.
+args=("--filter PoiCLITests\\.[A-F]" "--filter PoiCLITests\\.[G-Q]" "--filter PoiCLITests\\.(?!RoundTripTests(/|$))[^A-Q]"
+      "--filter PoiCLITests\\.RoundTripTests(/|$)" "--filter PoiServerTests\\." "--skip PoiCLITests\\.|PoiServerTests\\.")
 # The budget suites assert CPU seconds or peak memory of what they run: they are left out of the
 # shards and run last, alone on the machine, so that other tests' work cannot push them over.
-BUDGET='\.(ThumbMemoryTests|ConvertMemoryTests|MemoryComesBackTests|ThumbnailBudgetTests|DecodeMemoryTests|SendfileDownloadTests)/'
+# They are the suites tagged .budget (PoiTestSupport's Tags), found by scripts/tagged-suites.py.
+BUDGET=$(.venv/bin/python scripts/tagged-suites.py --tag=budget) || { echo "make test: a suite has no tags"; exit 1; }
 # The test bundle is run directly, as `swift test` runs it: `swift test` holds SwiftPM's lock on
 # .build and its build database for its whole run, even with --skip-build, so four of them ran
 # one after another (and with --ignore-lock found the database locked and no tests).

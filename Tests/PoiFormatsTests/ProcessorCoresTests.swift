@@ -1,9 +1,10 @@
 import Testing
+import PoiTestSupport
 @testable import PoiFormats
 
 /// The core count from the cgroup files' text, as a container or a systemd unit writes them: a
 /// quota wins over the online cores, rounded up to whole cores, and never exceeds them.
-@Suite struct ProcessorCoresTests {
+@Suite(.tags(.unit)) struct ProcessorCoresTests {
     @Test func cgroup2CPUMax() {
         #expect(ProcessorCores.cgroup2Quota("max 100000") == nil)
         #expect(ProcessorCores.cgroup2Quota("200000 100000") == 2)

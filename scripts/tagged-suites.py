@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""`make test-unit`: the `swift test --filter` pattern naming every suite tagged `.unit`.
+"""The `swift test --filter` pattern naming every suite with a tag: `.unit` for `make test-unit`,
+`.budget` for the budget suites `make test` runs last and alone (scripts/test-shards.sh).
 
-    scripts/unit-suites.py [ROOT]     print the pattern (one regular expression)
-    scripts/unit-suites.py --list     print the suites, one `Target.Suite` a line
+    scripts/tagged-suites.py [ROOT]             print the pattern of `.unit` (one regular expression)
+    scripts/tagged-suites.py --tag=budget       the same for another tag
+    scripts/tagged-suites.py --list [--tag=T]   print the suites, one `Target.Suite` a line
 
 Swift Testing filters by name only (`--filter`/`--skip`; no tag filter in Swift 6.3), so the
 tags in the sources are read here: a suite is `@Suite(… .tags(.unit …) …)` followed by its
@@ -12,6 +14,7 @@ Exits 1 when a suite holding tests carries no tag at all, so a new suite cannot 
 import glob, os, re, sys
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
+TAG = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--tag=")), "unit")
 root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SUITE = re.compile(r"^@Suite\b(?P<attrs>[^\n]*)\n?(?:@\w+[^\n]*\n)*(?:public |final |private |fileprivate )*(?:final )?"
                    r"(?:struct|class|enum) (?P<name>\w+)", re.M)
@@ -33,7 +36,7 @@ for path in sorted(glob.glob(os.path.join(root, "Tests", "Poi*Tests", "*.swift")
         attrs = tagged.get(m.group(1))
         if attrs is None or ".tags(" not in attrs:
             untagged.append(f"{os.path.relpath(path, root)}: suite {m.group(1)} has no .tags(...)")
-        elif re.search(r"\.tags\([^)]*\.unit\b", attrs):
+        elif re.search(r"\.tags\([^)]*\." + TAG + r"\b", attrs):
             unit.append(f"{target}.{m.group(1)}")
 
 if untagged:
