@@ -22,6 +22,9 @@
      does); a wrong CA, a wrong password, no user and a missing tls=true each get a message
      naming it, exit 3.
 
+Over 500 lines: the six fault families above share one harness (their own server, its
+restarts, the consistency check of files and bytes), and each is one function of it.
+
 Uses its own SecantusDB server (it has to stop and restart it). ROWS=... resizes the import.
 Ends with `fault-test: N passed, M failed`; exit status 1 when anything failed.
 """

@@ -26,6 +26,9 @@ the exact place count; exports are GeoJSON with the exact number of features; an
     CASES=import ... scripts/overlap-test.py            # only cases whose name contains a word
     VERBOSE=1 KEEP_DB=1 ...                             # each run's time and summary; keep the databases
 
+Over 500 lines: the five job pairs share one harness (a fresh database per case, runs started
+together, one consistency check of places, files and bytes afterwards).
+
 Uses its own SecantusDB server (or MONGODB_URI, with databases of its own, dropped after).
 Data and each run's output stay in .data/overlap/ (WORK=... elsewhere) for a look afterwards.
 Prints `PASS name` or `FAIL name: reason` per case; exit status 1 when anything failed.

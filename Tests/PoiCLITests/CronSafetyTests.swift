@@ -5,6 +5,8 @@ import Testing
 /// Honest cron runs: `--json` always prints one object, rejects files
 /// stay out of the dumps they sit beside, a typo is not an empty success, a password never shows,
 /// an endless input fails fast. Each case failed against the build before its fix.
+/// Over 500 lines: 25 cases of one behaviour (what a nightly cron run sees and is told), each a
+/// few lines of setup around one `poi` run; split by command if it grows.
 @Suite(.tags(.live, .process)) struct CronSafetyTests {
     /// The README's Atlas-style URI where DNS has no answer is a
     /// server not reached (3), not a bad URI; an unencoded `@` or `/` in the password is told
