@@ -3,7 +3,7 @@
 `.budget` for the budget suites `make test` runs last and alone (scripts/test-shards.sh).
 
     scripts/tagged-suites.py [ROOT]             print the pattern of `.unit` (one regular expression)
-    scripts/tagged-suites.py --tag=budget       the same for another tag
+    scripts/tagged-suites.py --tag budget       the same for another tag (unit, live, process, budget)
     scripts/tagged-suites.py --list [--tag=T]   print the suites, one `Target.Suite` a line
 
 Swift Testing filters by name only (`--filter`/`--skip`; no tag filter in Swift 6.3), so the
@@ -13,9 +13,18 @@ Exits 1 when a suite holding tests carries no tag at all, so a new suite cannot 
 """
 import glob, os, re, sys
 
-args = [a for a in sys.argv[1:] if not a.startswith("--")]
-TAG = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--tag=")), "unit")
-root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+import argparse
+
+parser = argparse.ArgumentParser(description="The --filter pattern naming every suite with a tag.")
+parser.add_argument("root", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
+                    help="the checkout (default: this one)")
+parser.add_argument("--tag", default="unit", choices=["unit", "live", "process", "budget"],
+                    help="the tag (PoiTestSupport's Tags; default unit)")
+parser.add_argument("--list", action="store_true", help="the suites, one Target.Suite a line")
+options = parser.parse_args()
+TAG, root = options.tag, options.root
+if not os.path.isdir(os.path.join(root, "Tests")):
+    sys.exit(f"tagged-suites: {root} has no Tests folder")
 SUITE = re.compile(r"^@Suite\b(?P<attrs>[^\n]*)\n?(?:@\w+[^\n]*\n)*(?:public |final |private |fileprivate )*(?:final )?"
                    r"(?:struct|class|enum) (?P<name>\w+)", re.M)
 TOP = re.compile(r"^(?:@Suite\b[^\n]*\s)?(?:final class|struct|enum|class) (\w+)[^{\n]*\{\s*$", re.M)
@@ -42,7 +51,7 @@ for path in sorted(glob.glob(os.path.join(root, "Tests", "Poi*Tests", "*.swift")
 if untagged:
     print("\n".join(untagged), file=sys.stderr)
     sys.exit(1)
-if "--list" in sys.argv:
+if options.list:
     print("\n".join(unit))
 else:
     # A test's id is `Target.Suite/test(…)`: the suite's name, then its end or a "/".
