@@ -35,17 +35,7 @@ final class RawConnection {
 
     /// Reads until `count` bytes arrived, the peer closed, or `seconds` passed; what arrived.
     func receive(atLeast count: Int, within seconds: Double) -> [UInt8] {
-        var got: [UInt8] = []
-        let deadline = Date().addingTimeInterval(seconds)
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while got.count < count, Date() < deadline {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 50) > 0 else { continue }
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { break }
-            got += buffer[0..<n]
-        }
-        return got
+        receiveBytes(fd, atLeast: count, within: seconds, pollingEvery: 50, readingUpTo: 16384)
     }
 
     /// Seconds until the server closed the connection (reading and dropping whatever it sends),
@@ -89,17 +79,24 @@ func trialSend(_ fd: Int32, _ bytes: [UInt8]) {
 
 /// What arrives on `fd` until `atLeast` bytes have (or the peer closes, or 60 s pass).
 func trialReceive(_ fd: Int32, atLeast: Int) -> [UInt8] {
-    var out: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    let deadline = Date().addingTimeInterval(60)
-    while out.count < atLeast, Date() < deadline {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, 1000) > 0 else { continue }
+    receiveBytes(fd, atLeast: atLeast, within: 60, pollingEvery: 1000, readingUpTo: 65536)
+}
+
+/// What arrives on `fd` until `count` bytes have, the peer closes, or `seconds` pass: one
+/// `recv` of at most `bytes` after each `poll` of at most `milliseconds` (a slow reader's pace).
+func receiveBytes(_ fd: Int32, atLeast count: Int, within seconds: Double,
+                  pollingEvery milliseconds: Int32, readingUpTo bytes: Int) -> [UInt8] {
+    var got: [UInt8] = []
+    let deadline = Date().addingTimeInterval(seconds)
+    var buffer = [UInt8](repeating: 0, count: bytes)
+    while got.count < count, Date() < deadline {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, milliseconds) > 0 else { continue }
         let n = recv(fd, &buffer, buffer.count, 0)
         if n <= 0 { break }
-        out += buffer[0..<n]
+        got += buffer[0..<n]
     }
-    return out
+    return got
 }
 
 /// A JPEG of about `megabytes` MB (a sample with random bytes after its end marker), uploaded.
