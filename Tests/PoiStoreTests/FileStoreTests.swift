@@ -113,6 +113,31 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         #expect(try store.markReused(original.id) == false)
     }
 
+    /// gc deletes an original (no import had marked it), then an import that found it by
+    /// content a moment earlier marks it: the thumbnails are marked first and survive, but the
+    /// original is gone. The mark says so, and takes the thumbnails with it instead of leaving
+    /// freshly marked thumbnails of nothing that gc would keep.
+    @Test(.liveServer, arguments: StoreKind.allCases)
+    func aMarkOnAnOriginalGCJustDeletedRemovesItsThumbnails(kind: StoreKind) throws {
+        let db = try LiveServer.database("reused_gone_\(kind.rawValue)")
+        let folder = Self.tempFolder()
+        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
+        if kind == .gridfs { try LiveServer.require(db.connection.probeGridFS(database: db.name), "GridFS") }
+        let store = try kind.make(db, folder: folder)
+        let original = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original)).file
+        let thumb = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .thumbnail, thumbnailOf: original.id,
+                                                           spec: "256x256 inside png")).file
+        let other = try store.put(Self.png + [7], info: FileInfo(contentType: "image/png", role: .original)).file
+        #expect(try store.delete(original.id, unlessReusedSince: BSONDate(millisecondsSinceEpoch: 1_800_000_000_000)) == true)
+
+        #expect(try store.markReused(original.id) == false)
+        #expect(try store.file(thumb.id) == nil)
+        #expect(try store.get(thumb.id) == nil)
+        #expect(try db.files.count() == 1)
+        #expect(try store.get(other.id) == Self.png + [7])
+        #expect(try store.orphans().isEmpty)
+    }
+
     @Test(.liveServer, arguments: StoreKind.allCases)
     func orphansAreFoundBothWays(kind: StoreKind) throws {
         let db = try LiveServer.database("orphans_\(kind.rawValue)")

@@ -118,10 +118,16 @@ extension FileStore {
     /// thumbnails too, so that `delete(_:unlessReusedSince:)` sees it on each file it deletes.
     /// False when the original's document is gone (a `poi gc --delete` just removed it): store
     /// the content anew. The thumbnails first: marked after the original, one could be deleted
-    /// in between while the import links it.
+    /// in between while the import links it. When the original turns out to be gone, its
+    /// thumbnails are removed here: the fresh mark would make gc keep them, thumbnails of
+    /// nothing, and no place can show them (nothing links to a thumbnail whose original is gone).
     public func markReused(_ id: ObjectId, at time: BSONDate = .now()) throws(StoreError) -> Bool {
         try filesCollection.updateMany(filter: ["thumbnailOf": .objectId(id)], update: ["$set": .document(["reusedAt": .date(time)])])
-        return try filesCollection.updateOne(filter: ["_id": .objectId(id)], set: ["reusedAt": .date(time)])
+        if try filesCollection.updateOne(filter: ["_id": .objectId(id)], set: ["reusedAt": .date(time)]) { return true }
+        for thumbnail in try thumbnails(of: id) where try filesCollection.deleteOne(["_id": .objectId(thumbnail.id)]) {
+            _ = try removeBytes(id: thumbnail.id, ext: thumbnail.ext)
+        }
+        return false
     }
 
     /// Which of `ids` have a `files` document (one query): the images an import of an export
