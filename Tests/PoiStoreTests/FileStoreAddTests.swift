@@ -16,44 +16,38 @@ import Testing
     /// one would name only one of them in `thumbnailOf`.
     @Test(.liveServer, arguments: StoreKind.allCases)
     func identicalThumbnailsOfTwoOriginalsAreStoredTwice(kind: StoreKind) throws {
-        let db = try LiveServer.database("add_\(kind.rawValue)")
-        let folder = FileStoreTests.tempFolder()
-        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
-        if kind == .gridfs { try LiveServer.require(db.connection.probeGridFS(database: db.name), "GridFS") }
-        let store = try kind.make(db, folder: folder)
-        let a = ObjectId(), b = ObjectId()
-        let first = try store.add(Self.thumbnail, info: Self.thumbnailInfo(of: a))
-        let second = try store.add(Self.thumbnail, info: Self.thumbnailInfo(of: b))
-        #expect(first.id != second.id)
-        #expect(first.sha256 == ContentDigest.sha256Hex(Self.thumbnail))
-        #expect(second.sha256 == first.sha256)
-        #expect(try store.thumbnails(of: a).map(\.id) == [first.id])
-        #expect(try store.thumbnails(of: b).map(\.id) == [second.id])
-        #expect(try store.get(second.id) == Self.thumbnail)
-        #expect(try db.files.count() == 2)
+        try kind.withStore("add") { store, db, _ in
+            let a = ObjectId(), b = ObjectId()
+            let first = try store.add(Self.thumbnail, info: Self.thumbnailInfo(of: a))
+            let second = try store.add(Self.thumbnail, info: Self.thumbnailInfo(of: b))
+            #expect(first.id != second.id)
+            #expect(first.sha256 == ContentDigest.sha256Hex(Self.thumbnail))
+            #expect(second.sha256 == first.sha256)
+            #expect(try store.thumbnails(of: a).map(\.id) == [first.id])
+            #expect(try store.thumbnails(of: b).map(\.id) == [second.id])
+            #expect(try store.get(second.id) == Self.thumbnail)
+            #expect(try db.files.count() == 2)
+        }
     }
 
     /// The drift the issue found: a thumbnail whose document could not be inserted left its bytes
     /// behind. A unique index on `sha256` (not PoiKit's) makes the second insert fail.
     @Test(.liveServer, arguments: StoreKind.allCases)
     func bytesAreRemovedWhenTheDocumentCannotBeInserted(kind: StoreKind) throws {
-        let db = try LiveServer.database("addfail_\(kind.rawValue)")
-        let folder = FileStoreTests.tempFolder()
-        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
-        if kind == .gridfs { try LiveServer.require(db.connection.probeGridFS(database: db.name), "GridFS") }
-        try db.files.createIndexes([IndexModel(name: "sha256_unique", keys: ["sha256": 1], unique: true)])
-        let store = try kind.make(db, folder: folder)
-        let kept = try store.add(Self.thumbnail, info: Self.thumbnailInfo(of: ObjectId()))
-        #expect {
-            _ = try store.add(Self.thumbnail, info: Self.thumbnailInfo(of: ObjectId()))
-        } throws: { error in
-            guard let e = error as? StoreError, case .server(let code, _, _, _) = e else { return false }
-            return code == ServerErrorCode.duplicateKey
+        let uniqueSHA256 = IndexModel(name: "sha256_unique", keys: ["sha256": 1], unique: true)
+        try kind.withStore("addfail", prepare: { db in try db.files.createIndexes([uniqueSHA256]) }) { store, _, _ in
+            let kept = try store.add(Self.thumbnail, info: Self.thumbnailInfo(of: ObjectId()))
+            #expect {
+                _ = try store.add(Self.thumbnail, info: Self.thumbnailInfo(of: ObjectId()))
+            } throws: { error in
+                guard let e = error as? StoreError, case .server(let code, _, _, _) = e else { return false }
+                return code == ServerErrorCode.duplicateKey
+            }
+            let listing = try store.listStoredBytes()
+            #expect(listing.items.map(\.name) == [kept.fileName])
+            #expect(listing.temporary == [])
+            #expect(try store.orphans().isEmpty)
         }
-        let listing = try store.listStoredBytes()
-        #expect(listing.items.map(\.name) == [kept.fileName])
-        #expect(listing.temporary == [])
-        #expect(try store.orphans().isEmpty)
     }
 
     @Test(.liveServer) func missingBytesAndBadContentTypesHaveTheirOwnErrors() throws {

@@ -3,18 +3,6 @@ import PoiTestSupport
 import Testing
 @testable import PoiStore
 
-enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case disk, gridfs
-    var testDescription: String { rawValue }
-
-    func make(_ db: MongoDatabase, folder: String) throws -> any FileStore {
-        switch self {
-        case .disk: return try DiskUploads(database: db, directory: folder)
-        case .gridfs: return GridFSStore(database: db)
-        }
-    }
-}
-
 /// One suite, both implementations: the jobs must not care which store they got.
 @Suite(.tags(.live)) struct FileStoreTests {
     static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x42, count: 300_000) + [0xFF, 0xD9]
@@ -26,59 +14,55 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     @Test(.liveServer, arguments: StoreKind.allCases)
     func putGetDedupeDelete(kind: StoreKind) throws {
-        let db = try LiveServer.database("files_\(kind.rawValue)")
-        let folder = Self.tempFolder()
-        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
-        try db.ensureIndexes()
-        if kind == .gridfs { try LiveServer.require(db.connection.probeGridFS(database: db.name), "GridFS") }
-        let store = try kind.make(db, folder: folder)
+        try kind.withStore("files", prepare: { db in try db.ensureIndexes() }) { store, db, folder in
 
-        let info = FileInfo(contentType: "image/jpeg", role: .original, width: 640, height: 480, originalName: "ben.jpg")
-        let first = try store.put(Self.jpeg, info: info, createdAt: BSONDate(millisecondsSinceEpoch: 1_700_000_000_000))
-        #expect(first.reused == false)
-        #expect(first.file.ext == ".jpeg")
-        #expect(first.file.length == Self.jpeg.count)
-        #expect(first.file.sha256 == ContentDigest.sha256Hex(Self.jpeg))
-        #expect(first.file.sha256.count == 64)
+            let info = FileInfo(contentType: "image/jpeg", role: .original, width: 640, height: 480, originalName: "ben.jpg")
+            let first = try store.put(Self.jpeg, info: info, createdAt: BSONDate(millisecondsSinceEpoch: 1_700_000_000_000))
+            #expect(first.reused == false)
+            #expect(first.file.ext == ".jpeg")
+            #expect(first.file.length == Self.jpeg.count)
+            #expect(first.file.sha256 == ContentDigest.sha256Hex(Self.jpeg))
+            #expect(first.file.sha256.count == 64)
 
-        // The backend's fields, exactly.
-        let doc = try #require(try db.files.findOne(["_id": .objectId(first.file.id)]))
-        #expect(doc["content-type"] == .string("image/jpeg"))
-        #expect(doc["ext"] == .string(".jpeg"))
-        #expect(doc["created_at"] == .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)))
-        #expect(doc["role"] == .string("original"))
-        #expect(doc["width"]?.int64Value == 640)
-        #expect(doc["originalName"] == .string("ben.jpg"))
-        if kind == .disk {
-            #expect(FileManager.default.contents(atPath: folder + "/" + first.file.id.hex + ".jpeg") == Data(Self.jpeg))
+            // The backend's fields, exactly.
+            let doc = try #require(try db.files.findOne(["_id": .objectId(first.file.id)]))
+            #expect(doc["content-type"] == .string("image/jpeg"))
+            #expect(doc["ext"] == .string(".jpeg"))
+            #expect(doc["created_at"] == .date(BSONDate(millisecondsSinceEpoch: 1_700_000_000_000)))
+            #expect(doc["role"] == .string("original"))
+            #expect(doc["width"]?.int64Value == 640)
+            #expect(doc["originalName"] == .string("ben.jpg"))
+            if kind == .disk {
+                #expect(FileManager.default.contents(atPath: folder + "/" + first.file.id.hex + ".jpeg") == Data(Self.jpeg))
+            }
+
+            // Same content: stored once.
+            let again = try store.put(Self.jpeg, info: info)
+            #expect(again.reused == true)
+            #expect(again.file.id == first.file.id)
+            #expect(try db.files.count() == 1)
+
+            // A thumbnail of it, then the lookups the thumbnail job needs.
+            let thumb = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .thumbnail, width: 256, height: 192,
+                                                               thumbnailOf: first.file.id, spec: "256x256 inside png"))
+            #expect(thumb.file.ext == ".png")
+            #expect(try store.get(thumb.file.id) == Self.png)
+            #expect(try store.get(first.file.id) == Self.jpeg)
+            #expect(try store.file(sha256: first.file.sha256)?.id == first.file.id)
+            #expect(try store.thumbnails(of: first.file.id).map(\.id) == [thumb.file.id])
+            let originals = try store.files(role: .original)
+            #expect(try originals.next()?.id == first.file.id)
+            #expect(try originals.next() == nil)
+            #expect(try store.orphans().isEmpty)
+
+            // Delete: document and bytes.
+            #expect(try store.delete(thumb.file.id) == true)
+            #expect(try store.get(thumb.file.id) == nil)
+            #expect(try store.loadBytes(id: thumb.file.id, ext: ".png") == nil)
+            #expect(try store.delete(thumb.file.id) == false)
+            #expect(try db.files.count() == 1)
+            #expect(try store.orphans().isEmpty)
         }
-
-        // Same content: stored once.
-        let again = try store.put(Self.jpeg, info: info)
-        #expect(again.reused == true)
-        #expect(again.file.id == first.file.id)
-        #expect(try db.files.count() == 1)
-
-        // A thumbnail of it, then the lookups the thumbnail job needs.
-        let thumb = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .thumbnail, width: 256, height: 192,
-                                                           thumbnailOf: first.file.id, spec: "256x256 inside png"))
-        #expect(thumb.file.ext == ".png")
-        #expect(try store.get(thumb.file.id) == Self.png)
-        #expect(try store.get(first.file.id) == Self.jpeg)
-        #expect(try store.file(sha256: first.file.sha256)?.id == first.file.id)
-        #expect(try store.thumbnails(of: first.file.id).map(\.id) == [thumb.file.id])
-        let originals = try store.files(role: .original)
-        #expect(try originals.next()?.id == first.file.id)
-        #expect(try originals.next() == nil)
-        #expect(try store.orphans().isEmpty)
-
-        // Delete: document and bytes.
-        #expect(try store.delete(thumb.file.id) == true)
-        #expect(try store.get(thumb.file.id) == nil)
-        #expect(try store.loadBytes(id: thumb.file.id, ext: ".png") == nil)
-        #expect(try store.delete(thumb.file.id) == false)
-        #expect(try db.files.count() == 1)
-        #expect(try store.orphans().isEmpty)
     }
 
     /// `poi gc --delete` asks whether an import found a file lately, then deletes it; an import
@@ -86,31 +70,28 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// mark covers the original's thumbnails too.
     @Test(.liveServer, arguments: StoreKind.allCases)
     func aFileAnImportMarkedSinceTheCutoffIsNotDeleted(kind: StoreKind) throws {
-        let db = try LiveServer.database("reused_\(kind.rawValue)")
-        let folder = Self.tempFolder()
-        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
-        if kind == .gridfs { try LiveServer.require(db.connection.probeGridFS(database: db.name), "GridFS") }
-        let store = try kind.make(db, folder: folder)
-        let original = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original)).file
-        let thumb = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .thumbnail, thumbnailOf: original.id,
-                                                           spec: "256x256 inside png")).file
-        let cutoff = BSONDate(millisecondsSinceEpoch: 1_800_000_000_000)
-        // Never marked: deleted whatever the cutoff.
-        let plain = try store.put(Self.png + [9], info: FileInfo(contentType: "image/png", role: .original)).file
-        #expect(try store.delete(plain.id, unlessReusedSince: cutoff) == true)
-        #expect(try store.file(plain.id) == nil)
+        try kind.withStore("reused") { store, _, _ in
+            let original = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original)).file
+            let thumb = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .thumbnail, thumbnailOf: original.id,
+                                                               spec: "256x256 inside png")).file
+            let cutoff = BSONDate(millisecondsSinceEpoch: 1_800_000_000_000)
+            // Never marked: deleted whatever the cutoff.
+            let plain = try store.put(Self.png + [9], info: FileInfo(contentType: "image/png", role: .original)).file
+            #expect(try store.delete(plain.id, unlessReusedSince: cutoff) == true)
+            #expect(try store.file(plain.id) == nil)
 
-        #expect(try store.markReused(original.id, at: BSONDate(millisecondsSinceEpoch: 1_800_000_000_001)) == true)
-        #expect(try store.delete(original.id, unlessReusedSince: cutoff) == false)
-        #expect(try store.delete(thumb.id, unlessReusedSince: cutoff) == false)
-        #expect(try store.get(original.id) == Self.jpeg)
-        #expect(try store.get(thumb.id) == Self.png)
-        // Marked before the cutoff: old news, deleted.
-        #expect(try store.delete(thumb.id, unlessReusedSince: BSONDate(millisecondsSinceEpoch: 1_800_000_000_002)) == true)
-        #expect(try store.get(thumb.id) == nil)
-        // A mark on a file already gone says so: the import stores the content anew.
-        #expect(try store.delete(original.id, unlessReusedSince: BSONDate(millisecondsSinceEpoch: 1_800_000_000_002)) == true)
-        #expect(try store.markReused(original.id) == false)
+            #expect(try store.markReused(original.id, at: BSONDate(millisecondsSinceEpoch: 1_800_000_000_001)) == true)
+            #expect(try store.delete(original.id, unlessReusedSince: cutoff) == false)
+            #expect(try store.delete(thumb.id, unlessReusedSince: cutoff) == false)
+            #expect(try store.get(original.id) == Self.jpeg)
+            #expect(try store.get(thumb.id) == Self.png)
+            // Marked before the cutoff: old news, deleted.
+            #expect(try store.delete(thumb.id, unlessReusedSince: BSONDate(millisecondsSinceEpoch: 1_800_000_000_002)) == true)
+            #expect(try store.get(thumb.id) == nil)
+            // A mark on a file already gone says so: the import stores the content anew.
+            #expect(try store.delete(original.id, unlessReusedSince: BSONDate(millisecondsSinceEpoch: 1_800_000_000_002)) == true)
+            #expect(try store.markReused(original.id) == false)
+        }
     }
 
     /// gc deletes an original (no import had marked it), then an import that found it by
@@ -119,43 +100,37 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// freshly marked thumbnails of nothing that gc would keep.
     @Test(.liveServer, arguments: StoreKind.allCases)
     func aMarkOnAnOriginalGCJustDeletedRemovesItsThumbnails(kind: StoreKind) throws {
-        let db = try LiveServer.database("reused_gone_\(kind.rawValue)")
-        let folder = Self.tempFolder()
-        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
-        if kind == .gridfs { try LiveServer.require(db.connection.probeGridFS(database: db.name), "GridFS") }
-        let store = try kind.make(db, folder: folder)
-        let original = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original)).file
-        let thumb = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .thumbnail, thumbnailOf: original.id,
-                                                           spec: "256x256 inside png")).file
-        let other = try store.put(Self.png + [7], info: FileInfo(contentType: "image/png", role: .original)).file
-        #expect(try store.delete(original.id, unlessReusedSince: BSONDate(millisecondsSinceEpoch: 1_800_000_000_000)) == true)
+        try kind.withStore("reused_gone") { store, db, _ in
+            let original = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original)).file
+            let thumb = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .thumbnail, thumbnailOf: original.id,
+                                                               spec: "256x256 inside png")).file
+            let other = try store.put(Self.png + [7], info: FileInfo(contentType: "image/png", role: .original)).file
+            #expect(try store.delete(original.id, unlessReusedSince: BSONDate(millisecondsSinceEpoch: 1_800_000_000_000)) == true)
 
-        #expect(try store.markReused(original.id) == false)
-        #expect(try store.file(thumb.id) == nil)
-        #expect(try store.get(thumb.id) == nil)
-        #expect(try db.files.count() == 1)
-        #expect(try store.get(other.id) == Self.png + [7])
-        #expect(try store.orphans().isEmpty)
+            #expect(try store.markReused(original.id) == false)
+            #expect(try store.file(thumb.id) == nil)
+            #expect(try store.get(thumb.id) == nil)
+            #expect(try db.files.count() == 1)
+            #expect(try store.get(other.id) == Self.png + [7])
+            #expect(try store.orphans().isEmpty)
+        }
     }
 
     @Test(.liveServer, arguments: StoreKind.allCases)
     func orphansAreFoundBothWays(kind: StoreKind) throws {
-        let db = try LiveServer.database("orphans_\(kind.rawValue)")
-        let folder = Self.tempFolder()
-        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
-        if kind == .gridfs { try LiveServer.require(db.connection.probeGridFS(database: db.name), "GridFS") }
-        let store = try kind.make(db, folder: folder)
-        let kept = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .original))
-        let lostBytes = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original))
-        #expect(try store.removeBytes(id: lostBytes.file.id, ext: ".jpeg"))
-        let stray = ObjectId()
-        try store.storeBytes([1, 2, 3], id: stray, ext: ".png")
+        try kind.withStore("orphans") { store, _, _ in
+            let kept = try store.put(Self.png, info: FileInfo(contentType: "image/png", role: .original))
+            let lostBytes = try store.put(Self.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original))
+            #expect(try store.removeBytes(id: lostBytes.file.id, ext: ".jpeg"))
+            let stray = ObjectId()
+            try store.storeBytes([1, 2, 3], id: stray, ext: ".png")
 
-        let report = try store.orphans()
-        #expect(report.documentsWithoutBytes == [lostBytes.file.id])
-        #expect(report.bytesWithoutDocument == [stray.hex + ".png"])
-        #expect(report.staleTemporaryFiles == [])
-        _ = kept
+            let report = try store.orphans()
+            #expect(report.documentsWithoutBytes == [lostBytes.file.id])
+            #expect(report.bytesWithoutDocument == [stray.hex + ".png"])
+            #expect(report.staleTemporaryFiles == [])
+            _ = kept
+        }
     }
 
     @Test(.liveServer) func diskWriteInterruptedBeforeRenameLeavesNoFileAndNoDocument() throws {

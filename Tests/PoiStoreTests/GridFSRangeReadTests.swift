@@ -46,22 +46,19 @@ import Testing
 
     @Test(.liveServer, arguments: StoreKind.allCases)
     func deleteWithThumbnailsLeavesNothing(kind: StoreKind) throws {
-        let db = try LiveServer.database("delete_thumbs_\(kind.rawValue)")
-        let folder = FileStoreTests.tempFolder()
-        defer { LiveServer.drop(db); try? FileManager.default.removeItem(atPath: folder) }
-        if kind == .gridfs { try LiveServer.require(db.connection.probeGridFS(database: db.name), "GridFS") }
-        let store = try kind.make(db, folder: folder)
-        let original = try store.put(FileStoreTests.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original)).file
-        let thumb = try store.add(FileStoreTests.png, info: FileInfo(contentType: "image/png", role: .thumbnail,
-                                                                     thumbnailOf: original.id, spec: "256x256 inside png"))
-        let other = try store.put(Self.payload, info: FileInfo(contentType: "image/jpeg", role: .original)).file
+        try kind.withStore("delete_thumbs") { store, db, _ in
+            let original = try store.put(FileStoreTests.jpeg, info: FileInfo(contentType: "image/jpeg", role: .original)).file
+            let thumb = try store.add(FileStoreTests.png, info: FileInfo(contentType: "image/png", role: .thumbnail,
+                                                                         thumbnailOf: original.id, spec: "256x256 inside png"))
+            let other = try store.put(Self.payload, info: FileInfo(contentType: "image/jpeg", role: .original)).file
 
-        #expect(try store.deleteWithThumbnails(original.id))
-        #expect(try db.files.count() == 1)
-        #expect(try store.loadBytes(id: original.id, ext: original.ext) == nil)
-        #expect(try store.loadBytes(id: thumb.id, ext: thumb.ext) == nil)
-        #expect(try store.get(other.id) == Self.payload)
-        #expect(try store.orphans().isEmpty)
-        #expect(try store.deleteWithThumbnails(original.id) == false)
+            #expect(try store.deleteWithThumbnails(original.id))
+            #expect(try db.files.count() == 1)
+            #expect(try store.loadBytes(id: original.id, ext: original.ext) == nil)
+            #expect(try store.loadBytes(id: thumb.id, ext: thumb.ext) == nil)
+            #expect(try store.get(other.id) == Self.payload)
+            #expect(try store.orphans().isEmpty)
+            #expect(try store.deleteWithThumbnails(original.id) == false)
+        }
     }
 }
