@@ -5,6 +5,9 @@ RELEASE_BIN = .build/release/poi
 # The release binary carries the Swift runtime and Foundation: it starts in ~10 ms instead of
 # ~16 ms (most of a small `poi check`), and runs on a server that has only the C libraries.
 RELEASE_FLAGS = -c release --static-swift-stdlib
+# The debug build (the tests) in a folder of its own when DEBUG_SCRATCH is set: SwiftPM locks its
+# build folder for a whole run, so CI builds debug there beside the release build instead of after it.
+DEBUG_FLAGS = $(if $(DEBUG_SCRATCH),--scratch-path $(DEBUG_SCRATCH))
 
 .PHONY: setup db-start db-stop build build-debug test demo clean help
 
@@ -33,7 +36,7 @@ build: setup
 	$(SWIFT) build $(RELEASE_FLAGS) --product poi
 
 build-debug: setup
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(DEBUG_FLAGS)
 
 # The server starts only after the build, and is stopped even when the tests fail;
 # the exit status is the tests'. The tests start the `poi` built beside them, or POI_BIN
@@ -42,21 +45,29 @@ build-debug: setup
 # a process or a server, and one process runs only as many tests at once as there are cores
 # (scripts/test-shards.sh says why). `swift test --skip-build` still runs them all in one.
 test: build-debug
-	@scripts/db.sh with scripts/test-shards.sh $(SWIFT)
+	@scripts/db.sh with scripts/test-shards.sh $(SWIFT) $(DEBUG_FLAGS)
+
+# The two halves of `make test`, for CI: the shards beside the other suites, the budget suites
+# later, alone on the machine.
+.PHONY: test-shards test-budget
+test-shards: build-debug
+	@PARTS=shards scripts/db.sh with scripts/test-shards.sh $(SWIFT) $(DEBUG_FLAGS)
+test-budget: build-debug
+	@PARTS=budget scripts/db.sh with scripts/test-shards.sh $(SWIFT) $(DEBUG_FLAGS)
 
 # Only the suites tagged .unit (no database, no process spawned), without starting the server:
 # under a minute after the build. Swift Testing filters by name only, so scripts/tagged-suites.py
 # turns the tags in the sources into a --filter of suite names (and fails on an untagged suite).
 .PHONY: test-unit
 test-unit: build-debug
-	@filter="$$($(LINT_PYTHON) scripts/tagged-suites.py)" && env -u MONGODB_URI $(SWIFT) test --skip-build --filter "$$filter"
+	@filter="$$($(LINT_PYTHON) scripts/tagged-suites.py)" && env -u MONGODB_URI $(SWIFT) test --skip-build $(DEBUG_FLAGS) --filter "$$filter"
 
 demo: build
 	@scripts/db.sh with scripts/demo.sh $(RELEASE_BIN)
 
 clean:
 	-@scripts/db.sh stop
-	rm -rf .build .data out Benchmarks/.build .build-fuzz
+	rm -rf .build .build-debug .data out Benchmarks/.build .build-fuzz
 
 # Formats benchmark: poi check/convert vs Python csv/json and ogr2ogr, peak RSS on 10x input.
 .PHONY: bench-formats

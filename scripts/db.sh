@@ -4,9 +4,11 @@
 #   db.sh stop    stop the one recorded in .data/secantus.pid, by that pid only
 #   db.sh with CMD...  run CMD with MONGODB_URI exported; starts and stops a server unless
 #                      MONGODB_URI is already set; exits with CMD's status
+# DB_DATA=<folder> (default .data) keeps one server's files, pid and URI: steps that run side by
+# side (CI's lanes) each give their own, so that one's `with` never stops the other's server.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-DATA=.data
+DATA=${DB_DATA:-.data}
 PIDFILE=$DATA/secantus.pid
 URIFILE=$DATA/uri
 

@@ -11,13 +11,16 @@
 # first letter of their names and together take every letter (a suite renamed moves between
 # parts, never out of all of them).
 #
-#   scripts/test-shards.sh [SWIFT]    exit 0 when every shard passed; each shard's whole output
-#                                     is printed after all have ended, one after the other
+#   scripts/test-shards.sh [SWIFT [--scratch-path DIR]]
+#       exit 0 when every shard passed; each shard's whole output is printed after all have
+#       ended, one after the other. PARTS=shards runs only the six shards, PARTS=budget only the
+#       budget suites (CI runs the shards beside other suites and the budget suites alone, later).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${1:-swift}
+shift || true
+PARTS=${PARTS:-all}
 mkdir -p out/test
-rm -f out/test/*.log
 names=(cli-a-f cli-g-q cli-r-z cli-round-trip server rest)
 # Swift Testing matches --filter and --skip against ids such as PoiCLITests.RoundTripTests/f().
 # RoundTripTests has a process of its own: it was the last suite to end wherever it shared one.
@@ -30,30 +33,38 @@ BUDGET=$(.venv/bin/python scripts/tagged-suites.py --tag=budget) || { echo "make
 # The test bundle is run directly, as `swift test` runs it: `swift test` holds SwiftPM's lock on
 # .build and its build database for its whole run, even with --skip-build, so four of them ran
 # one after another (and with --ignore-lock found the database locked and no tests).
-BUNDLE="$("$SWIFT" build --show-bin-path)/PoiKitPackageTests.xctest"
+BUNDLE="$("$SWIFT" build --show-bin-path "$@")/PoiKitPackageTests.xctest"
 [ -x "$BUNDLE" ] || { echo "make test: no test bundle at $BUNDLE (make build-debug builds it)"; exit 1; }
 # NO_COLOR: the output goes to files (out/test/), then to CI's log.
 run_tests() { NO_COLOR=1 "$BUNDLE" --testing-library swift-testing "$@"; }
-pids=()
-for i in "${!names[@]}"; do
-  ( read -r flag pattern <<< "${args[$i]}"
-    if [ "$flag" = --skip ]; then pattern="$pattern|$BUDGET"; extra=(); else extra=(--skip "$BUDGET"); fi
-    run_tests "$flag" "$pattern" "${extra[@]}" ) > "out/test/${names[$i]}.log" 2>&1 &
-  pids+=($!)
-done
 failed=()
-for i in "${!names[@]}"; do
-  wait "${pids[$i]}" || failed+=("${names[$i]}")
-done
+shown=()
+if [ "$PARTS" != budget ]; then
+  rm -f out/test/{cli-*,server,rest}.log
+  pids=()
+  for i in "${!names[@]}"; do
+    ( read -r flag pattern <<< "${args[$i]}"
+      if [ "$flag" = --skip ]; then pattern="$pattern|$BUDGET"; extra=(); else extra=(--skip "$BUDGET"); fi
+      run_tests "$flag" "$pattern" "${extra[@]}" ) > "out/test/${names[$i]}.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!names[@]}"; do
+    wait "${pids[$i]}" || failed+=("${names[$i]}")
+  done
+  shown=("${!names[@]}")
+fi
 names+=(budget)
 args+=("--filter $BUDGET")
-run_tests --filter "$BUDGET" > out/test/budget.log 2>&1 || failed+=(budget)
-for i in "${!names[@]}"; do
+if [ "$PARTS" != shards ]; then
+  run_tests --filter "$BUDGET" > out/test/budget.log 2>&1 || failed+=(budget)
+  shown+=($(( ${#names[@]} - 1 )))
+fi
+for i in "${shown[@]}"; do
   echo "==== make test, shard ${names[$i]} (${args[$i]})"
   cat "out/test/${names[$i]}.log"
 done
 echo "==== make test: the shards' last lines"
-for i in "${!names[@]}"; do
+for i in "${shown[@]}"; do
   printf '%-7s %s\n' "${names[$i]}" "$(grep -E 'Test run with|error:' "out/test/${names[$i]}.log" | tail -1)"
 done
 if [ ${#failed[@]} -gt 0 ]; then
