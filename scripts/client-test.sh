@@ -32,8 +32,16 @@ port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1
 "$POI" serve --port "$port" --db "$db" --uploads "$work/uploads" 2> "$work/serve.log" &
 pid=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$port/openapi.json" -o "$PACKAGE/Sources/TourMyTownAPI/openapi.json" \
+curl -sf "http://127.0.0.1:$port/openapi.json" -o "$work/openapi.json" \
   || fail "poi serve did not answer: $(tail -n 5 "$work/serve.log")"
+# Replaced only when it differs (`make client-build` may have built the client from these very
+# bytes already): an untouched file is not generated and compiled again.
+document="$PACKAGE/Sources/TourMyTownAPI/openapi.json"
+if cmp -s "$work/openapi.json" "$document"; then
+  echo "== the live document is the one the client was last generated from ($(wc -c < "$document") bytes)"
+else
+  cp "$work/openapi.json" "$document"
+fi
 
 echo "== building $PACKAGE (the client is generated from the live document)"
 # The generated code's warnings (unused public imports) are the generator's: only errors are shown.
