@@ -4,41 +4,31 @@ import Dispatch
 /// on the cores, while the reading thread tokenizes or frames the next set. At most one set is in
 /// flight (the double buffering bounds memory to two sets); the work writes its results into
 /// slots the reader hands out in input order. `CSVPlaceReader` and `GeoJSONReader` both start and
-/// wait through it, so how their work reaches the cores is decided in one place.
+/// wait through it; it is an `OrderedWork` of depth one whose piece spreads the set over the cores.
 struct ReadWork {
-    private var running: DispatchGroup?
+    private var line = OrderedWork<Void>(label: "poi.read.convert", depth: 1, concurrent: false)
 
     /// A set is in flight (started, not yet waited for).
-    var isRunning: Bool { running != nil }
+    var isRunning: Bool { !line.isEmpty }
 
     /// Runs `body(0..<n)` off this thread — on all cores unless `cores` is 1 — to be waited for
     /// by `finish()`. Nothing may be in flight.
     mutating func start(_ n: Int, cores: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        precondition(running == nil, "ReadWork.start with a set in flight")
-        let group = DispatchGroup()
-        // A private queue, not the global one: it targets libdispatch's overcommit pool, which
-        // starts a thread even when every global worker is busy or blocked by someone else's
-        // code (a server's handlers, a test runner's parallel tests). On the global queue, whose
-        // pool is one thread per core on Linux, a reader could wait for a free thread while
-        // its caller, itself perhaps on that pool, waits for it.
-        // concurrentPerform below still spreads the batches over the global workers, and runs
-        // them on this thread alone when none is free.
-        DispatchQueue(label: "poi.read.convert").async(group: group) {
+        precondition(line.isEmpty, "ReadWork.start with a set in flight")
+        line.start {
+            // concurrentPerform spreads the batches over the global workers, and runs them on
+            // this (overcommit) thread alone when none is free.
             if cores == 1 || n == 1 {
                 for i in 0..<n { body(i) }
             } else {
                 DispatchQueue.concurrentPerform(iterations: n, execute: body)
             }
         }
-        running = group
     }
 
     /// Waits for the set in flight: true once it is done, false when none was.
     @discardableResult
     mutating func finish() -> Bool {
-        guard let group = running else { return false }
-        group.wait()
-        running = nil
-        return true
+        line.next() != nil
     }
 }

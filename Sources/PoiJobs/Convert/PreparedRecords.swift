@@ -152,42 +152,34 @@ final class PreparedRecords: @unchecked Sendable {
 }
 
 /// Prepares batches on the other cores while the job's thread reads ahead, then hands them back
-/// in input order. Several batches are in flight: one preparation thread was the slowest stage
-/// (the reader's workers waited on it), and the reader converts its next records only when
-/// asked for them, so a core sat idle unless other batches were there to prepare.
+/// in input order (an `OrderedWork`). Several batches are in flight: one preparation thread was
+/// the slowest stage (the reader's workers waited on it), and the reader converts its next
+/// records only when asked for them, so a core sat idle unless other batches were there to prepare.
 struct PreparationLine {
-    /// Batches in flight at most.
-    let depth: Int
     /// Weight in flight at most (`PreparedRecords.weight`): big records are prepared a batch or
     /// two at a time, so memory stays near what reading them one by one takes.
     static let maxWeight = 2 * PreparedRecords.maxWeight
-    // A private queue, as the readers use (`ReadWork.start` in PoiFormats), here a concurrent one.
-    private let queue = DispatchQueue(label: "poi.convert.prepare", attributes: .concurrent)
-    private var inFlight: [(batch: PreparedRecords, done: DispatchGroup)] = []
-    private var weight = 0
+    private var work: OrderedWork<PreparedRecords>
 
-    init(cores: Int) { depth = max(2, min(16, 2 * cores)) }
+    init(cores: Int) {
+        work = OrderedWork(label: "poi.convert.prepare", depth: max(2, min(16, 2 * cores)), maxWeight: Self.maxWeight,
+                           concurrent: true)
+    }
 
-    var isFull: Bool { inFlight.count >= depth || weight >= Self.maxWeight }
-    var isEmpty: Bool { inFlight.isEmpty }
+    var isFull: Bool { work.isFull }
+    var isEmpty: Bool { work.isEmpty }
 
     /// Starts preparing `batch`; it comes back from `next()` once prepared, after the ones
     /// started before it.
     mutating func start(_ batch: PreparedRecords) {
-        let done = DispatchGroup()
-        weight += batch.weight
-        queue.async(group: done) { batch.prepare() }
-        inFlight.append((batch, done))
+        work.start(weight: batch.weight) {
+            batch.prepare()
+            return batch
+        }
     }
 
     /// The oldest batch in flight, once prepared; nil when none is.
-    mutating func next() -> PreparedRecords? {
-        guard !inFlight.isEmpty else { return nil }
-        let (batch, done) = inFlight.removeFirst()
-        done.wait()
-        weight -= batch.weight
-        return batch
-    }
+    mutating func next() -> PreparedRecords? { work.next() }
 }
 
 /// `PreparedRecords` made where a CSV reader's workers convert the records

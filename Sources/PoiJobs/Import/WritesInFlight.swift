@@ -20,27 +20,28 @@ struct PreparedWindow {
 
 /// The windows whose places are at the server, and what follows each write.
 ///
-/// A window's places go to the server on a thread of their own (`BackgroundWork`) while the
-/// import reads the next window and stores its images, so the server and the client work at
+/// A window's places go to the server off the import's thread (an `OrderedWork`: libmongoc
+/// blocks its thread while the server works) while the import reads the next window and stores
+/// its images, so the server and the client work at
 /// the same time. Windows are collected oldest first; after each write the images the window
 /// links to get their thumbnails settled (`settleThumbnails`) before the outcomes are handed
 /// back to be counted. After a failure, `abandon` waits for the writes still at the server, so
 /// nothing of the job is writing once it has returned.
 final class WritesInFlight {
-    private typealias Write = BackgroundWork<Result<[UpsertOutcome], StoreError>>
-
     /// How many windows may be at the server at once: it works on one (or reads the next one's
     /// digests) while the client reads, hashes images and encodes the next. Each window in
     /// flight holds its places in memory, so this bounds memory at `depth + 1` windows.
     let depth = 2
     private let places: any PlaceRepository
     private let images: any ImageRepository
-    /// Windows at the server, oldest first, with the work that writes them.
-    private var windows: [(window: PreparedWindow, write: Write)] = []
+    /// Windows at the server, oldest first; `writes` holds their writes in the same order.
+    private var windows: [PreparedWindow] = []
+    private var writes: OrderedWork<Result<[UpsertOutcome], StoreError>>
 
     init(places: any PlaceRepository, images: any ImageRepository) {
         self.places = places
         self.images = images
+        writes = OrderedWork(label: "poi.import.write", depth: depth, concurrent: true)
     }
 
     /// Sends a window's places to the server. The caller makes room first (`collectOldest`).
@@ -48,7 +49,8 @@ final class WritesInFlight {
     /// and their order at the server does not matter.
     func send(_ window: PreparedWindow) {
         let (places, writes) = (places, window.writes)
-        windows.append((window, BackgroundWork { Result { () throws(StoreError) in try places.upsert(writes) } }))
+        windows.append(window)
+        self.writes.start { Result { () throws(StoreError) in try places.upsert(writes) } }
     }
 
     /// While more than `limit` windows are in flight: waits for the oldest, settles its
@@ -58,9 +60,9 @@ final class WritesInFlight {
     func collectOldest(leaving limit: Int,
                        imageGone: (ObjectId, Int) -> Void) throws(JobError) -> (window: PreparedWindow, outcomes: [UpsertOutcome])? {
         guard windows.count > limit else { return nil }
-        let (window, write) = windows.removeFirst()
+        let window = windows.removeFirst()
         let outcomes: [UpsertOutcome]
-        switch write.wait() {
+        switch writes.next()! {
         case .success(let value): outcomes = value
         case .failure(let error): throw .store(error)
         }
@@ -70,7 +72,7 @@ final class WritesInFlight {
 
     /// After a failure: lets the writes at the server finish (their outcomes no longer matter).
     func abandon() {
-        for (_, write) in windows { _ = write.wait() }
+        while writes.next() != nil {}
         windows.removeAll()
     }
 
