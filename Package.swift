@@ -16,7 +16,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         // `poi serve` only (PoiServer). Hummingbird without its ConfigurationSupport trait, which
         // would build swift-configuration for nothing; never HummingbirdTesting (AsyncHTTPClient
@@ -64,16 +63,15 @@ let package = Package(
         .target(name: "PoiFiles",
                 dependencies: [.product(name: "SystemPackage", package: "swift-system")],
                 exclude: ["README.md"]),
-        .target(name: "PoiModel",
-                dependencies: [.product(name: "Crypto", package: "swift-crypto")],
-                exclude: ["README.md"]),
+        // OpenSSL's libcrypto, which libmongoc links already: SHA-256 and SHA-1 for PoiDigest.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // SHA-256 and SHA-1 over COpenSSL: one crypto library in the process, none compiled here.
+        .target(name: "PoiDigest", dependencies: ["COpenSSL"], exclude: ["README.md"]),
+        .target(name: "PoiModel", dependencies: ["PoiDigest"], exclude: ["README.md"]),
         .target(name: "PoiFormats", dependencies: ["PoiModel", "CZlib", "CSystemShims"], exclude: ["README.md"]),
         .target(name: "PoiImaging", dependencies: ["CCodecs"], exclude: ["README.md"]),
-        .target(name: "PoiStore", dependencies: ["CMongoC", "PoiFiles",
-                                                 .product(name: "Crypto", package: "swift-crypto")],
-                exclude: ["README.md"]),
-        .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiFiles",
-                                               .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "PoiStore", dependencies: ["CMongoC", "PoiFiles", "PoiDigest"], exclude: ["README.md"]),
+        .target(name: "PoiJobs", dependencies: ["PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiFiles"],
                 exclude: ["README.md"]),
         // HTTP routes of `poi serve`: request parsing, limits and response mapping over PoiStore,
         // PoiImaging and PoiFormats (ARCHITECTURE.md §3, §7).
@@ -91,7 +89,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "MultipartKit", package: "multipart-kit"),
-            .product(name: "Crypto", package: "swift-crypto"),
+            "PoiDigest",
         ], exclude: ["README.md"],
         // The map page's own script and style and the OpenAPI document, compiled into the binary
         // as byte arrays (`PackageResources.map_js`): `poi serve` stays one file, with no bundle
@@ -109,7 +107,7 @@ let package = Package(
         // A plain target under Tests/: no product ships it.
         .target(name: "PoiTestSupport", path: "Tests/PoiTestSupport"),
 
-        .testTarget(name: "PoiModelTests", dependencies: ["PoiModel", "PoiTestSupport"]),
+        .testTarget(name: "PoiModelTests", dependencies: ["PoiModel", "PoiDigest", "PoiTestSupport"]),
         .testTarget(name: "PoiFilesTests", dependencies: ["PoiFiles", "PoiTestSupport"]),
         .testTarget(name: "PoiFormatsTests", dependencies: ["PoiFormats", "PoiModel", "PoiTestSupport"], exclude: ["FuzzRegressions"]),
         // CLCMS2: ColorManagementTests builds a Display P3 profile from its primaries. CWebP:
@@ -126,7 +124,7 @@ let package = Package(
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-            .product(name: "Crypto", package: "swift-crypto"),
+            "PoiDigest",
         ], exclude: ["Fixtures"]),
     ]
 )

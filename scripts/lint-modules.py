@@ -20,8 +20,8 @@ A new module gets its rule here and its row in ARCHITECTURE.md §3 in the same c
 import glob, json, os, re, shutil, subprocess, sys, tempfile
 
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Musl", "Darwin", "Synchronization"}
-POI = {"PoiModel", "PoiFiles", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiServer"}
-C_MODULES = {"CJPEG", "CPNG", "CLCMS2", "CWebP", "CDeflate", "CMongoC", "CZlib", "CCodecs"}
+POI = {"PoiDigest", "PoiModel", "PoiFiles", "PoiFormats", "PoiImaging", "PoiStore", "PoiJobs", "PoiServer"}
+C_MODULES = {"CJPEG", "CPNG", "CLCMS2", "CWebP", "CDeflate", "CMongoC", "CZlib", "COpenSSL", "CCodecs"}
 # PoiFiles' API speaks swift-system's FilePath, so whoever may import PoiFiles may name it too.
 FILES = {"PoiFiles", "SystemPackage"}
 SERVER_PREFIXES = ("Hummingbird", "NIO")
@@ -41,7 +41,7 @@ class Rule:
         return module in self.allowed or module.startswith(self.prefixes)
 
 
-THIRD_PARTY_ABOVE = {"Crypto", "Logging", "ServiceLifecycle"} | FILES
+THIRD_PARTY_ABOVE = {"Logging", "ServiceLifecycle"} | FILES
 # ISO C headers, and the codec libraries' own; POSIX I/O (unistd.h, fcntl.h, ...) is "knowing about
 # files" for CCodecs.
 ISO_C_HEADERS = {"assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "setjmp.h",
@@ -58,6 +58,8 @@ RULES = {
     "CWebP": Rule(kind="modulemap"),
     # libdeflate: a PNG's image data inflated in one call, by CCodecs' C only.
     "CDeflate": Rule(kind="modulemap"),
+    # OpenSSL's libcrypto (libmongoc links it already): digests, for PoiDigest only.
+    "COpenSSL": Rule(kind="modulemap"),
     "CCodecs": Rule(allowed={"CJPEG", "CPNG", "CLCMS2", "CWebP", "CDeflate"}, kind="c",
                     headers=ISO_C_HEADERS | CODEC_HEADERS,
                     headers_why="only libjpeg, libpng, libwebp, Little CMS, libdeflate and ISO C headers"),
@@ -65,16 +67,18 @@ RULES = {
     # sync_file_range): their own system headers and ISO C, nothing else; no dependencies.
     "CSystemShims": Rule(kind="c", headers=ISO_C_HEADERS | {"malloc.h", "fcntl.h"},
                          headers_why="only ISO C headers and those of the calls it wraps (malloc.h, fcntl.h)"),
-    "PoiModel": Rule(allowed=SYSTEM | {"Crypto"}),
+    # SHA-256 and SHA-1 over libcrypto: bytes in, digests out.
+    "PoiDigest": Rule(allowed=SYSTEM | {"COpenSSL"}),
+    "PoiModel": Rule(allowed=SYSTEM | {"PoiDigest"}),
     "PoiFiles": Rule(allowed=SYSTEM | {"SystemPackage"}),
     # CSystemShims: sync_file_range for WritebackAhead (ByteSink.swift).
     "PoiFormats": Rule(allowed=SYSTEM | {"PoiModel", "CZlib", "CSystemShims"} | FILES),
     "PoiImaging": Rule(allowed=SYSTEM | {"CCodecs"}),
-    "PoiStore": Rule(allowed=SYSTEM | {"CMongoC", "Crypto"} | FILES),
-    "PoiJobs": Rule(allowed=SYSTEM | {"PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "Crypto"} | FILES),
+    "PoiStore": Rule(allowed=SYSTEM | {"CMongoC", "PoiDigest"} | FILES),
+    "PoiJobs": Rule(allowed=SYSTEM | {"PoiModel", "PoiFormats", "PoiImaging", "PoiStore", "PoiDigest"} | FILES),
     # `poi serve`: Hummingbird/NIO and what their API speaks (HTTPTypes), multipart bodies, and
-    # Crypto for the sha256 of an upload hashed as it streams; never ArgumentParser.
-    "PoiServer": Rule(allowed=SYSTEM | {"Logging", "ServiceLifecycle", "HTTPTypes", "MultipartKit", "Crypto",
+    # PoiDigest for the sha256 of an upload hashed as it streams; never ArgumentParser.
+    "PoiServer": Rule(allowed=SYSTEM | {"Logging", "ServiceLifecycle", "HTTPTypes", "MultipartKit", "PoiDigest",
                                         "PoiStore", "PoiImaging", "PoiJobs", "PoiFormats", "PoiModel"} | FILES,
                       prefixes=SERVER_PREFIXES, forbidden={"ArgumentParser"}),
     # Shared by the test targets (Tests/PoiTestSupport): Swift Testing and the system only, so any

@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 # nginx-light wrk libvips-tools: the peers of make bench-smoke (CI) and bench-serve/bench-images:
 # nginx serving the same files with sendfile, the load generator, vipsthumbnail. time: GNU time,
 # how the benches read a command's own peak memory (a child's rusage carries its parent's).
-DEBS=(libpng-dev libjpeg-dev liblcms2-dev libwebp-dev libdeflate-dev zlib1g-dev libmongoc-dev libbson-dev pkg-config python3-venv gdal-bin
+DEBS=(libpng-dev libjpeg-dev liblcms2-dev libwebp-dev libdeflate-dev zlib1g-dev libmongoc-dev libbson-dev libssl-dev pkg-config python3-venv gdal-bin
       imagemagick-6.q16 nodejs node-express node-mongodb icc-profiles-free libgs-common libjpeg-turbo-progs
       libjs-leaflet libjs-leaflet.markercluster nginx-light wrk libvips-tools time)
 missing=()

@@ -1,4 +1,4 @@
-import Crypto
+import PoiDigest
 import Foundation
 
 /// The stable identity of a place, used by PoiStore as the unique upsert key.

@@ -1,4 +1,4 @@
-import Crypto
+import PoiDigest
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -41,7 +41,7 @@ enum Reply {
     /// server revalidates against `poi serve` (SHA-1 identifies content here; nothing relies
     /// on it being hard to collide: a tag is only compared with the client's own copy's).
     static func expressETag(_ bytes: [UInt8]) -> String {
-        let digest = Data(Insecure.SHA1.hash(data: bytes)).base64EncodedString()
+        let digest = Data(SHA1.hash(data: bytes)).base64EncodedString()
         return "W/\"\(String(bytes.count, radix: 16))-\(digest.prefix(27))\""
     }
 

@@ -1,4 +1,4 @@
-import Crypto
+import PoiDigest
 import MultipartKit
 import NIOCore
 import NIOPosix

@@ -1,4 +1,4 @@
-import Crypto
+import PoiDigest
 import Foundation
 import PoiStore
 import PoiTestSupport

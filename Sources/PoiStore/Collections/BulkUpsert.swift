@@ -1,5 +1,5 @@
 import CMongoC
-import Crypto
+import PoiDigest
 import Foundation
 
 /// One document to upsert by its key (for places: `importKey`).

@@ -1,6 +1,5 @@
 // The update pipeline a bulk upsert (BulkUpsert.swift) sends for each item.
 import CMongoC
-import Crypto
 import Foundation
 
 /// Builds the per-item update pipeline:

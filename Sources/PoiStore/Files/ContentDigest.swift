@@ -1,4 +1,4 @@
-import Crypto
+import PoiDigest
 
 /// SHA-256 written as lowercase hex: the one recipe for the `sha256` of a `files` document (how
 /// the same photo is found again) and for the digest `upsert` keeps in `contentHash`.
