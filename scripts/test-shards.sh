@@ -68,6 +68,12 @@ for i in "${shown[@]}"; do
   printf '%-7s %s\n' "${names[$i]}" "$(grep -E 'Test run with|error:' "out/test/${names[$i]}.log" | tail -1)"
 done
 if [ ${#failed[@]} -gt 0 ]; then
+  # CI's record keeps only the start and the end of a long log: the failures are repeated here,
+  # last, with the lines that say what was expected.
+  for name in "${failed[@]}"; do
+    echo "==== make test, shard $name: what failed"
+    grep -E -A3 '✘ Test .*(recorded an issue|failed)|error:|Fatal error|crashed' "out/test/$name.log" | head -60
+  done
   echo "make test: failed shards: ${failed[*]}"
   exit 1
 fi
