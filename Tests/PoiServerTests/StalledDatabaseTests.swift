@@ -124,25 +124,29 @@ struct StalledDatabaseTests {
         return (value, Date().timeIntervalSince(start))
     }
 
-    /// While the database is stalled: `/healthz` answers 503 within a few seconds; data requests
-    /// (more of them than the database threads) answer 503 with a JSON error after about the
-    /// query timeout (3 s: a full test run loads the machine enough that the uploads before the
-    /// stall can take more than 1 s + 2 s) plus the margin (2 s); `GET /` and a download of a cached file answer
-    /// at once. When the database answers again, so does the server, without a restart.
+    /// While the database is stalled: `/healthz` answers 503 after its own 2 s limit; data
+    /// requests (more of them than the database threads) answer 503 with a JSON error after the
+    /// query timeout (8 s) plus the margin (2 s); `GET /` and a download of a cached file answer
+    /// without waiting for the database at all. When the database answers again, so does the
+    /// server, without a restart.
+    ///
+    /// The query timeout is long so that the limits can be generous: on a machine loaded by a
+    /// whole CI run, an answer that does not wait for the database can still take a few seconds,
+    /// and "did not wait" is then told from "waited" by the 10 s the stalled requests take.
     @Test(.enabled(if: StallingProxy.upstream != nil, "the live server's URI is not one IPv4 host:port the proxy can front"))
     func stalledDatabaseAnswers503PromptlyAndRecovers() throws {
         let upstream = try #require(StallingProxy.upstream)
         let proxy = try StallingProxy(upstream: upstream)
         defer { proxy.close() }
         let uri = try #require(LiveDatabase.uri).replacingOccurrences(of: upstream.text, with: "127.0.0.1:\(proxy.port)")
-        let s = try ServeHarness("stall", extraArguments: ["--query-timeout", "3"], serveURI: uri)
+        let s = try ServeHarness("stall", extraArguments: ["--query-timeout", "8"], serveURI: uri)
         defer { s.stop() }
         // Runs first: a failure while stalled must not leave SIGTERM waiting on the database.
         defer { proxy.stalled = false }
 
         let png = try ServeHarness.sample("brick.png")
         // The database is shared with the rest of a full test run, which can keep one write
-        // waiting longer than the 3 s + 2 s deadline: a 503 before the stall is tried again.
+        // waiting past the deadline: a 503 before the stall is tried again.
         var upload = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: png)
         for _ in 0..<3 where upload.status == 503 {
             upload = try s.request("POST", "/files", headers: ["Content-Type": "image/png"], body: png)
@@ -170,14 +174,14 @@ struct StalledDatabaseTests {
 
         let (home, homeSeconds) = try Self.timed { try s.request("GET", "/", timeout: 10) }
         #expect(home.status == 200)
-        #expect(homeSeconds < 1.5, "GET / took \(homeSeconds) s while the database stalled")
+        #expect(homeSeconds < 5, "GET / took \(homeSeconds) s while the database stalled")
         let (cached, cachedSeconds) = try Self.timed { try s.request("GET", "/files/\(id)", timeout: 10) }
         #expect(cached.status == 200 && cached.body == png)
-        #expect(cachedSeconds < 1.5, "a cached download took \(cachedSeconds) s while the database stalled")
+        #expect(cachedSeconds < 5, "a cached download took \(cachedSeconds) s while the database stalled")
         let (health, healthSeconds) = try Self.timed { try s.request("GET", "/healthz", timeout: 15) }
         #expect(health.status == 503, "\(health.text)")
         #expect(health.text.contains("\"ok\":false") && health.text.contains("database:"), "\(health.text)")
-        #expect(healthSeconds < 4, "/healthz took \(healthSeconds) s")
+        #expect(healthSeconds < 6, "/healthz took \(healthSeconds) s")
 
         #expect(group.wait(timeout: .now() + 40) == .success)
         let done = outcomes.list.withLock { $0 }
@@ -185,8 +189,8 @@ struct StalledDatabaseTests {
         for outcome in done {
             #expect(outcome.status == 503, "\(outcome)")
             #expect(outcome.body.hasPrefix("{\"error\":\""), "\(outcome)")
-            // 3 s query timeout + 2 s margin, with room for a loaded machine.
-            #expect(outcome.seconds >= 4.5 && outcome.seconds < 15, "\(outcome)")
+            // 8 s query timeout + 2 s margin, with room for a loaded machine.
+            #expect(outcome.seconds >= 9.5 && outcome.seconds < 25, "\(outcome)")
         }
 
         proxy.stalled = false
