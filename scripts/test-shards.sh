@@ -72,7 +72,7 @@ if [ ${#failed[@]} -gt 0 ]; then
   # last, with the lines that say what was expected.
   for name in "${failed[@]}"; do
     echo "==== make test, shard $name: what failed"
-    grep -E -A3 '✘ Test .*(recorded an issue|failed)|error:|Fatal error|crashed' "out/test/$name.log" | head -60
+    grep -E -A3 '✘ Test .*(recorded an issue|failed)|error:|Fatal error|crashed' "out/test/$name.log" | head -24
   done
   echo "make test: failed shards: ${failed[*]}"
   exit 1
