@@ -403,6 +403,55 @@ import Testing
         #expect(piped.stderr.contains("standard input can be read only once"), "\(piped.stderr)")
     }
 
+    /// A place the app created (`POST /locations`) has no `importKey`; an export writes it under
+    /// its `_id`. Importing that export into the same database finds the place (and sets its key)
+    /// instead of storing a copy, whether or not the database holds imported places too; after
+    /// that, a further export and import change nothing.
+    @Test(arguments: ["places.geojson", "places.csv"], [true, false])
+    func placesTheAppCreatedAreFoundNotCopiedByAnImportOfTheirExport(_ exported: String, _ withImported: Bool) throws {
+        let ws = try Workspace("rt-app")
+        defer { ws.cleanUp() }
+        if withImported {
+            try "id,name,lat,lon\nA1,First,10,20\nA2,Second,11,21\n".write(toFile: ws.path("d.csv"), atomically: true, encoding: .utf8)
+            #expect(try ws.poi(["import", "d.csv", "--quiet"]).status == 0)
+        }
+        // What the reference server stores for a POST: the body as sent, with no key.
+        let ids = try ws.python("""
+        import pymongo, sys
+        db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+        a = db.locations.insert_one({'name': 'Test Café', 'location': {'type': 'Point', 'coordinates': [2.35, 48.85]}}).inserted_id
+        b = db.locations.insert_one({'name': 'Kiosk', 'placename': 'Quay 3', 'details': 'open late', 'categories': ['food'],
+                                     'location': {'type': 'Point', 'coordinates': [-0.1, 51.5]}}).inserted_id
+        print(' '.join(sorted([str(a), str(b)])))
+        """)
+        let places = withImported ? 4 : 2
+        func keysOfTheAppsPlaces() throws -> String {
+            try PoiProcess.python("""
+            import pymongo, sys, bson
+            db = pymongo.MongoClient(sys.argv[1])[sys.argv[2]]
+            print(' '.join(sorted(str(d.get('importKey')) for d in db.locations.find({'_id': {'$in': [bson.ObjectId(x) for x in sys.argv[3:]]}}))))
+            """, [ws.uri, ws.database] + ids.split(separator: " ").map(String.init))
+        }
+        func count() throws -> Int {
+            Int(try ws.python("import pymongo, sys; print(pymongo.MongoClient(sys.argv[1])[sys.argv[2]].locations.count_documents({}))")) ?? -1
+        }
+
+        #expect(ws.poiExport(["export", "-o", exported]) == 0)
+        let first = try ws.poi(["import", exported, "--json", "--quiet"])
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        let s = try ws.json(first)
+        #expect(int(s, "inserted") == 0 && int(s, "updated") == 2 && int(s, "unchanged") == places - 2, "\(s)")
+        #expect(try count() == places)
+        #expect(try keysOfTheAppsPlaces() == ids, "the app's places take their own _id as their key")
+
+        #expect(ws.poiExport(["export", "-o", "again-" + exported]) == 0)
+        let second = try ws.poi(["import", "again-" + exported, "--json", "--quiet"])
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        let t = try ws.json(second)
+        #expect(int(t, "inserted") == 0 && int(t, "updated") == 0 && int(t, "unchanged") == places, "\(t)")
+        #expect(try count() == places)
+    }
+
     @Test func anExactDuplicateRowCountsAsUnchanged() throws {
         let ws = try Workspace("dup-exact")
         defer { ws.cleanUp() }

@@ -20,6 +20,9 @@ public struct LocationsRepository: PlaceRepository {
         // A CSV export writes extras in column order: the same members in another order are
         // the same place.
         options.unorderedField = "extra"
+        // An export of a place the app created (no importKey) carries its `_id` as the key:
+        // importing it back finds that place instead of copying it.
+        options.adoptsKeylessById = true
         options.now = runStarted
         self.options = options
     }

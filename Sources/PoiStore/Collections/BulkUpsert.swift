@@ -119,6 +119,11 @@ public struct UpsertOptions: Sendable {
     /// count as unchanged. A digest stored before this rule (members in their order) still
     /// matches an item with the same members in the same order.
     public var unorderedField: String?
+    /// A key that would be new but is the `_id` (hex) of a stored document without a key takes
+    /// that document instead (the key is set on it). An export writes a place the app created,
+    /// which has no `importKey`, under its `_id`; without this, importing that export into the
+    /// same database made a second copy of every such place.
+    public var adoptsKeylessById = false
     public init() {}
 }
 
@@ -287,12 +292,23 @@ extension MongoCollection {
             upserts = indexes
         }
         if inserts.isEmpty && upserts.isEmpty { return }
+        var adopted: [Int: ObjectId] = [:]
+        if options.adoptsKeylessById && !inserts.isEmpty {
+            adopted = try withRetries(options, result: &result) { () throws(StoreError) in
+                try keylessDocuments(inserts, items: items, options: options)
+            }
+            if !adopted.isEmpty {
+                result.foundStoredKeys = true
+                inserts.removeAll { adopted[$0] != nil }
+                upserts += adopted.keys.sorted()
+            }
+        }
 
         let ids = inserts.map { _ in ObjectId() }
         let retriesBefore = result.retries
         let reply = try withRetries(options, result: &result) { () throws(StoreError) -> BSONDocument in
-            try executeBulk(inserts: inserts, ids: ids, upserts: upserts, items: items, digests: digests,
-                            template: template, options: options)
+            try executeBulk(inserts: inserts, ids: ids, upserts: upserts, adopted: adopted, items: items,
+                            digests: digests, template: template, options: options)
         }
 
         // Operations are numbered inserts first, then upserts.
@@ -359,6 +375,27 @@ extension MongoCollection {
         }
     }
 
+    /// The items among `indexes` whose key is the `_id` of a stored document that has no key,
+    /// with that `_id` (see `UpsertOptions.adoptsKeylessById`). Only keys written as an ObjectId's
+    /// 24 hex digits are looked up, so an import with other keys sends no query.
+    private func keylessDocuments(_ indexes: [Int], items: [UpsertItem], options: UpsertOptions) throws(StoreError)
+        -> [Int: ObjectId] {
+        var itemOf: [ObjectId: Int] = [:]
+        for i in indexes {
+            guard let text = items[i].key.stringValue, text.utf8.count == 24, let id = ObjectId(hex: text) else { continue }
+            itemOf[id] = i
+        }
+        guard !itemOf.isEmpty else { return [:] }
+        let filter: BSONDocument = ["_id": .document(["$in": .array(itemOf.keys.map(BSONValue.objectId))]),
+                                    options.keyField: .document(["$exists": false])]
+        let cursor = try find(filter, projection: ["_id": 1], batchSize: itemOf.count)
+        var found: [Int: ObjectId] = [:]
+        while let doc = try cursor.next() {
+            if let id = doc["_id"]?.objectIdValue, let i = itemOf[id] { found[i] = id }
+        }
+        return found
+    }
+
     /// Which of `ids` are stored.
     private func storedIds(_ ids: [ObjectId]) throws(StoreError) -> Set<ObjectId> {
         guard !ids.isEmpty else { return [] }
@@ -381,8 +418,8 @@ extension MongoCollection {
     /// One `mongoc_bulk_operation_t`: `inserts` as plain inserts (with `ids`), then `upserts` as
     /// pipeline upserts. Returns the reply when the batch was executed (write errors included);
     /// throws when it was not.
-    private func executeBulk(inserts: [Int], ids: [ObjectId], upserts: [Int], items: [UpsertItem], digests: [String],
-                             template: PipelineTemplate, options: UpsertOptions) throws(StoreError) -> BSONDocument {
+    private func executeBulk(inserts: [Int], ids: [ObjectId], upserts: [Int], adopted: [Int: ObjectId],
+                             items: [UpsertItem], digests: [String], template: PipelineTemplate, options: UpsertOptions) throws(StoreError) -> BSONDocument {
         try withCollection { (coll) throws(StoreError) -> BSONDocument in
             let bulkOpts: BSONDocument = ["ordered": false]
             let bulk = LibBSON.withStaticPointer(bulkOpts) { mongoc_collection_create_bulk_operation_with_opts(coll, $0)! }
@@ -406,7 +443,8 @@ extension MongoCollection {
             }
             var sel = BSONDocumentBuilder(reservingCapacity: 64)
             for i in upserts {
-                sel.append(options.keyField, items[i].key)
+                // An adopted document is found by its `_id`; the pipeline sets the key on it.
+                if let id = adopted[i] { sel.append("_id", objectId: id) } else { sel.append(options.keyField, items[i].key) }
                 let selector = sel.finish()
                 let pipeline = template.pipeline(key: items[i].key, fields: items[i].written, unset: items[i].removed,
                                                  digest: digests[i])
