@@ -67,6 +67,9 @@ case "${1:-}" in
     running || started=1
     uri=$(start) || exit 3
     export MONGODB_URI="$uri"
+    # Says the URI is this embedded server's (not one the user gave): a command may then start
+    # more of them beside it (make test gives the server tests one of their own).
+    export POI_EMBEDDED_DB_DATA="$DATA"
     [ $started -eq 1 ] && trap 'stop >/dev/null' EXIT INT TERM
     "$@"
     exit $?
