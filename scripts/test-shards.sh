@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test: the tests in six processes side by side (the CLI tests in four parts, the server
-# tests, the rest), then the budget suites alone, against one database server (run
-# under scripts/db.sh with).
+# tests, the rest), then the budget suites alone, against the database server it is run with
+# (under scripts/db.sh with); on the embedded one, the server tests get a server of their own.
 #
 # Why processes: Swift Testing runs tests on the Swift concurrency pool, whose width is the
 # number of cores, and most of our tests block a thread of it while a `poi` they started works
